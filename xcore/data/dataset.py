@@ -1,0 +1,302 @@
+"""`RelationalDataset`: predicates plus per-predicate tables of ground atoms with truth values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from xcore.data.schema import PARTITIONS, Predicate, Schema, arg_columns
+from xcore.errors import DataError
+
+PROVENANCE_COLUMNS = ("_file", "_line")
+"""Optional columns loaders attach so validation can name the file and line of a bad row."""
+
+
+def empty_table(arity: int) -> pd.DataFrame:
+    """An empty atom table of the given arity: columns a0..a{n-1} (str) and value (float)."""
+    cols = {c: pd.Series([], dtype=object) for c in arg_columns(arity)}
+    cols["value"] = pd.Series([], dtype="float64")
+    return pd.DataFrame(cols)
+
+
+@dataclass
+class RelationalDataset:
+    """A schema of predicates and, per predicate, observed, target and truth atom tables.
+
+    Each table has argument columns ``a0..a{k-1}`` (strings) and a ``value`` column in [0, 1]
+    (targets may have NaN: no initial value). Construction validates everything and raises
+    `DataError` naming file and line (from ``_file``/``_line`` columns when a loader gave them).
+    """
+
+    schema: Schema
+    tables: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
+    name: str = "dataset"
+    description: str = ""
+    tabular: pd.DataFrame | None = None
+    label: str | None = None
+    """For tabular data (the classifier page): the original table and its label column."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.schema, (list, tuple)):
+            self.schema = Schema.of(self.schema)
+        self.tables = _normalise_tables(self.schema, self.tables)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def predicates(self) -> list[Predicate]:
+        return list(self.schema)
+
+    def predicate(self, name: str) -> Predicate:
+        return self.schema[name]
+
+    def table(self, pred: str, partition: str) -> pd.DataFrame:
+        """The atom table of one predicate and partition ('obs', 'targets' or 'truth')."""
+        if partition not in PARTITIONS:
+            raise DataError(f"unknown partition {partition!r}; use one of {', '.join(PARTITIONS)}")
+        self.schema[pred]  # raises a clear DataError for unknown predicates
+        return self.tables[pred][partition]
+
+    def observations(self, pred: str) -> pd.DataFrame:
+        return self.table(pred, "obs")
+
+    def targets(self, pred: str) -> pd.DataFrame:
+        return self.table(pred, "targets")
+
+    def truth(self, pred: str) -> pd.DataFrame:
+        return self.table(pred, "truth")
+
+    @property
+    def open_predicates(self) -> list[str]:
+        return [p.name for p in self.schema if not p.closed]
+
+    @property
+    def target_predicates(self) -> list[str]:
+        """Predicates that have at least one target atom."""
+        return [p.name for p in self.schema if len(self.tables[p.name]["targets"])]
+
+    def n_atoms(self, partition: str | None = None) -> int:
+        parts = PARTITIONS if partition is None else (partition,)
+        return int(sum(len(t[part]) for t in self.tables.values() for part in parts))
+
+    # ------------------------------------------------------------------ domains
+    def constants(self, type_name: str | None = None) -> np.ndarray:
+        """Sorted distinct constants appearing in arguments of the given type (all types if None)."""
+        chunks: list[np.ndarray] = []
+        for p in self.schema:
+            for i, t in enumerate(p.types):
+                if type_name is not None and t != type_name:
+                    continue
+                for part in PARTITIONS:
+                    chunks.append(self.tables[p.name][part][f"a{i}"].to_numpy(dtype=object))
+        if not chunks:
+            return np.array([], dtype=object)
+        return np.unique(np.concatenate(chunks).astype(str)).astype(object)
+
+    def types(self) -> list[str]:
+        """Distinct argument types in declaration order."""
+        seen: dict[str, None] = {}
+        for p in self.schema:
+            for t in p.types:
+                seen.setdefault(t, None)
+        return list(seen)
+
+    # ------------------------------------------------------------------ summaries
+    def summary(self) -> pd.DataFrame:
+        """One row per predicate: arity, types, flags and atom counts per partition."""
+        rows = []
+        for p in self.schema:
+            t = self.tables[p.name]
+            rows.append(
+                {
+                    "predicate": p.name,
+                    "arity": p.arity,
+                    "types": ", ".join(p.types),
+                    "closed": p.closed,
+                    "explainable": p.explainable,
+                    "observations": len(t["obs"]),
+                    "targets": len(t["targets"]),
+                    "truth": len(t["truth"]),
+                    "template": p.template or "",
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def value_histogram(self, pred: str, partition: str = "obs", bins: int = 10) -> pd.DataFrame:
+        """Counts of truth values in `bins` equal-width bins over [0, 1]."""
+        values = self.table(pred, partition)["value"].dropna().to_numpy()
+        counts, edges = np.histogram(values, bins=bins, range=(0.0, 1.0))
+        return pd.DataFrame({"low": edges[:-1], "high": edges[1:], "count": counts})
+
+    def preview(self, pred: str, n: int = 20) -> pd.DataFrame:
+        """The first `n` atoms of each partition of a predicate, with a `partition` column."""
+        frames = [self.table(pred, part).head(n).assign(partition=part) for part in PARTITIONS]
+        return pd.concat(frames, ignore_index=True)
+
+    def long_frame(self) -> pd.DataFrame:
+        """Every atom as one row: predicate, a0..aK (K = max arity), value, partition."""
+        frames = []
+        for p in self.schema:
+            for part in PARTITIONS:
+                t = self.tables[p.name][part]
+                if len(t):
+                    frames.append(t.assign(predicate=p.name, partition=part))
+        if not frames:
+            return pd.DataFrame(columns=["predicate", "value", "partition"])
+        out = pd.concat(frames, ignore_index=True)
+        cols = ["predicate"] + [c for c in out.columns if c.startswith("a") and c[1:].isdigit()]
+        cols = sorted(set(cols) - {"predicate"}, key=lambda c: int(c[1:]))
+        return out[["predicate", *cols, "value", "partition"]]
+
+    def predicate_graph(self) -> nx.Graph:
+        """Predicates as nodes, joined when they share an argument type (the relational structure)."""
+        g = nx.Graph()
+        preds = list(self.schema)
+        for p in preds:
+            g.add_node(p.name, arity=p.arity, closed=p.closed, explainable=p.explainable,
+                       atoms=sum(len(self.tables[p.name][part]) for part in PARTITIONS))
+        for i, p in enumerate(preds):
+            for q in preds[i + 1:]:
+                shared = sorted(set(p.types) & set(q.types))
+                if shared:
+                    g.add_edge(p.name, q.name, types=shared)
+        return g
+
+    # ------------------------------------------------------------------ edits
+    def with_flags(self, pred: str, **flags: object) -> "RelationalDataset":
+        """A copy (tables shared, not copied) with one predicate's flags changed."""
+        p = self.schema[pred].with_flags(**flags)
+        preds = {**self.schema.predicates, pred: p}
+        return RelationalDataset(Schema(dict(preds)), self.tables, name=self.name,
+                                 description=self.description, tabular=self.tabular, label=self.label)
+
+    def subset(self, preds: Iterable[str]) -> "RelationalDataset":
+        """A dataset with only the named predicates."""
+        keep = [self.schema[p] for p in preds]
+        return RelationalDataset(Schema.of(keep), {p.name: self.tables[p.name] for p in keep},
+                                 name=self.name, description=self.description)
+
+
+# ---------------------------------------------------------------------- validation
+def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict:
+    """Check every table against the schema and return clean copies (no provenance columns)."""
+    for pred in tables:
+        if pred not in schema:
+            file = _first_file(tables[pred])
+            raise DataError(f"unknown predicate {pred!r} (not declared in the schema)", file=file)
+    out: dict[str, dict[str, pd.DataFrame]] = {}
+    for p in schema:
+        given = tables.get(p.name, {})
+        for part in given:
+            if part not in PARTITIONS:
+                raise DataError(f"predicate {p.name}: unknown partition {part!r}",
+                                file=_first_file({part: given[part]}))
+        parts = {part: _clean_table(p, part, given.get(part)) for part in PARTITIONS}
+        _check_target_not_observed(p, parts)
+        out[p.name] = {part: t.drop(columns=list(PROVENANCE_COLUMNS), errors="ignore")
+                       for part, t in parts.items()}
+    return out
+
+
+def _first_file(parts: Mapping[str, pd.DataFrame]) -> str | None:
+    for df in parts.values():
+        if df is not None and "_file" in df.columns and len(df):
+            return str(df["_file"].iloc[0])
+    return None
+
+
+def _where(df: pd.DataFrame, idx: int, p: Predicate, part: str) -> tuple[str, int]:
+    """File and 1-based line of row position `idx`, from provenance columns when present."""
+    if "_file" in df.columns and "_line" in df.columns:
+        return str(df["_file"].iloc[idx]), int(df["_line"].iloc[idx])
+    return f"{p.name}/{part}", idx + 1
+
+
+def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFrame:
+    if df is None:
+        return empty_table(p.arity)
+    if not isinstance(df, pd.DataFrame):
+        raise DataError(f"predicate {p.name}/{part}: expected a table, got {type(df).__name__}")
+    df = df.reset_index(drop=True)
+    cols = p.columns
+    arg_like = [c for c in df.columns if c not in (*PROVENANCE_COLUMNS, "value")]
+    if sorted(arg_like) != sorted(cols):
+        file, line = _where(df, 0, p, part) if len(df) else (f"{p.name}/{part}", None)
+        raise DataError(
+            f"predicate {p.name} has arity {p.arity} but its {part} table has argument columns "
+            f"{arg_like}", file=file, line=line)
+    args = df[cols].copy()
+    for c in cols:
+        nulls = args[c].isna().to_numpy()
+        if nulls.any():
+            file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
+            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+        args[c] = args[c].astype(str)
+        blank = (args[c].str.strip() == "").to_numpy()
+        if blank.any():
+            file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
+            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    default = np.nan if part == "targets" else 1.0
+    if "value" in df.columns:
+        raw = df["value"]
+        values = pd.to_numeric(raw, errors="coerce").astype("float64")
+        bad = values.isna().to_numpy() & raw.notna().to_numpy() & (raw.astype(str).str.strip() != "").to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            file, line = _where(df, i, p, part)
+            raise DataError(f"{p.name}: truth value {raw.iloc[i]!r} is not a number", file=file, line=line)
+        values = values.fillna(default) if part != "targets" else values
+    else:
+        values = pd.Series(np.full(len(df), default), dtype="float64")
+    v = values.to_numpy()
+    out_of_range = ~np.isnan(v) & ((v < 0.0) | (v > 1.0))
+    if part != "targets":
+        out_of_range |= np.isnan(v)
+    if out_of_range.any():
+        i = int(np.flatnonzero(out_of_range)[0])
+        file, line = _where(df, i, p, part)
+        raise DataError(f"{p.name}: truth value {v[i]} is outside [0, 1]", file=file, line=line)
+    clean = args.assign(value=v)
+    clean["_file"], clean["_line"] = _provenance(df, p, part)
+    if cols and len(clean) > 1:
+        firsts = clean.drop_duplicates(subset=cols, keep="first")[[*cols, "value"]]
+        ref = clean[cols].merge(firsts, on=cols, how="left")["value"].to_numpy()
+        differs = ~((ref == v) | (np.isnan(ref) & np.isnan(v)))
+        if differs.any():
+            i = int(np.flatnonzero(differs)[0])
+            key = tuple(clean.loc[i, cols])
+            raise DataError(
+                f"{p.atom_text(key)} appears twice with different values ({ref[i]} and {v[i]})",
+                file=str(clean["_file"].iloc[i]), line=int(clean["_line"].iloc[i]))
+        clean = clean.drop_duplicates(subset=cols, keep="first").reset_index(drop=True)
+    elif not cols and len(clean) > 1:
+        if len(np.unique(v)) > 1:
+            raise DataError(f"{p.name} appears twice with different values",
+                            file=str(clean["_file"].iloc[1]), line=int(clean["_line"].iloc[1]))
+        clean = clean.iloc[:1].reset_index(drop=True)
+    return clean
+
+
+def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[np.ndarray, np.ndarray]:
+    if "_file" in df.columns and "_line" in df.columns:
+        return df["_file"].astype(str).to_numpy(), df["_line"].astype("int64").to_numpy()
+    return np.full(len(df), f"{p.name}/{part}", dtype=object), np.arange(1, len(df) + 1)
+
+
+def _check_target_not_observed(p: Predicate, parts: dict[str, pd.DataFrame]) -> None:
+    obs, tgt = parts["obs"], parts["targets"]
+    if not len(obs) or not len(tgt):
+        return
+    cols = p.columns
+    if cols:
+        clash = tgt[cols].reset_index().merge(obs[cols], on=cols, how="inner")["index"].to_numpy()
+    else:
+        clash = np.array([0])
+    if len(clash):
+        i = int(np.min(clash))
+        key = tuple(tgt.loc[i, cols]) if cols else ()
+        raise DataError(f"target {p.atom_text(key)} is also an observation",
+                        file=str(tgt["_file"].iloc[i]), line=int(tgt["_line"].iloc[i]))

@@ -1,0 +1,159 @@
+"""Rule-language syntax tree: terms, atoms, literals and weighted rules (PSL and Markov logic).
+
+A `Rule` is ``body -> head``: a conjunction of body literals implying a disjunction of head
+literals. Every rule is also a clause: ``OR(~b for b in body) | OR(head)`` (`clause_literals`).
+Priors have an empty body; Markov-logic clauses written as disjunctions have an empty body too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal as TypingLiteral
+
+Dialect = TypingLiteral["psl", "mln"]
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A logical variable (``X`` in PSL, ``x`` in Markov logic)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A constant (an object or a value), always stored as a string."""
+
+    value: str
+
+    def text(self, dialect: Dialect = "psl") -> str:
+        """Canonical text: quoted in PSL; bare when it is a capitalised name in Markov logic."""
+        if dialect == "mln" and self.value[:1].isupper() and self.value.replace("_", "").isalnum():
+            return self.value
+        if self.value.lstrip("-").replace(".", "", 1).isdigit():
+            return self.value
+        escaped = self.value.replace("\\", "\\\\").replace("'", "\\'")
+        return f"'{escaped}'"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+Term = Variable | Constant
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A predicate applied to terms: ``knows(X, 'bob')``."""
+
+    predicate: str
+    args: tuple[Term, ...] = ()
+
+    @property
+    def variables(self) -> tuple[Variable, ...]:
+        return tuple(a for a in self.args if isinstance(a, Variable))
+
+    def text(self, dialect: Dialect = "psl") -> str:
+        inner = ", ".join(a.name if isinstance(a, Variable) else a.text(dialect) for a in self.args)
+        return f"{self.predicate}({inner})"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@dataclass(frozen=True)
+class Literal:
+    """An atom or its negation."""
+
+    atom: Atom
+    negated: bool = False
+
+    def negate(self) -> "Literal":
+        return Literal(self.atom, not self.negated)
+
+    def text(self, dialect: Dialect = "psl") -> str:
+        neg = ("!" if dialect == "mln" else "~") if self.negated else ""
+        return f"{neg}{self.atom.text(dialect)}"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A weighted (soft) or hard rule ``body -> head``.
+
+    `weight` is None for hard constraints. `squared` marks PSL's squared hinge (``^2``).
+    `dialect` only decides how the rule prints; the semantics are the clause in both.
+    """
+
+    body: tuple[Literal, ...] = ()
+    head: tuple[Literal, ...] = ()
+    weight: float | None = 1.0
+    squared: bool = False
+    dialect: Dialect = "psl"
+    name: str = field(default="", compare=False)
+
+    @property
+    def is_hard(self) -> bool:
+        return self.weight is None
+
+    @property
+    def literals(self) -> tuple[Literal, ...]:
+        """Body literals then head literals, as written."""
+        return self.body + self.head
+
+    def clause_literals(self) -> tuple[Literal, ...]:
+        """The rule as a disjunction: negated body literals, then head literals."""
+        return tuple(l.negate() for l in self.body) + self.head
+
+    @property
+    def predicates(self) -> tuple[str, ...]:
+        return tuple(l.atom.predicate for l in self.literals)
+
+    @property
+    def variables(self) -> tuple[Variable, ...]:
+        """Distinct variables in order of first appearance (body first)."""
+        seen: dict[Variable, None] = {}
+        for lit in self.literals:
+            for v in lit.atom.variables:
+                seen.setdefault(v, None)
+        return tuple(seen)
+
+    def with_weight(self, weight: float | None) -> "Rule":
+        return Rule(self.body, self.head, weight, self.squared, self.dialect, self.name)
+
+    def text(self, dialect: Dialect | None = None) -> str:
+        """Canonical text in the given dialect (default: the rule's own); parses back to an equal rule."""
+        d = dialect or self.dialect
+        return _mln_text(self) if d == "mln" else _psl_text(self)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def format_weight(w: float) -> str:
+    """Shortest text that parses back to exactly the same float."""
+    return repr(float(w))
+
+
+def _psl_text(r: Rule) -> str:
+    body = " & ".join(l.text("psl") for l in r.body)
+    head = " | ".join(l.text("psl") for l in r.head)
+    core = f"{body} -> {head}" if r.body else head
+    if r.is_hard:
+        return f"{core} ."
+    out = f"{format_weight(r.weight)}: {core}"  # type: ignore[arg-type]
+    return out + " ^2" if r.squared else out
+
+
+def _mln_text(r: Rule) -> str:
+    body = " ^ ".join(l.text("mln") for l in r.body)
+    head = " v ".join(l.text("mln") for l in r.head)
+    core = f"{body} => {head}" if r.body else head
+    if r.is_hard:
+        return f"{core}."
+    return f"{format_weight(r.weight)} {core}"  # type: ignore[arg-type]
