@@ -1,0 +1,118 @@
+"""Home page: pick a bundled sample or upload data, see its summary, edit predicate flags."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from pages.common import dataset_source, get_dataset, guarded, set_dataset
+from xcore.data import RelationalDataset, load
+from xcore.data.samples import list_samples, load_sample
+from xcore.viz import predicate_graph_figure, value_histogram_figure
+
+UPLOAD_TYPES = ["zip", "csv", "tsv", "txt", "pl", "b", "f", "n", "json", "yaml", "yml", "data"]
+
+
+@st.cache_data(show_spinner="Loading sample…", max_entries=16)
+def cached_sample(name: str) -> RelationalDataset:
+    """Bundled samples are loaded once per server process."""
+    return load_sample(name)
+
+
+@st.cache_data(show_spinner="Reading upload…", max_entries=8)
+def cached_upload(filename: str, digest: str, data: bytes) -> RelationalDataset:
+    """Uploads are parsed once per distinct content (the digest keys the cache)."""
+    return load((filename, data))
+
+
+def choose_data() -> None:
+    samples = list_samples()
+    source = st.radio("Data source", ["Bundled sample", "Upload"], horizontal=True,
+                      key="data_source_kind")
+    if source == "Bundled sample":
+        titles = {s.name: s.title for s in samples}
+        name = st.selectbox("Sample dataset", list(titles), format_func=titles.get,
+                            key="sample_name")
+        info = next(s for s in samples if s.name == name)
+        st.caption(info.description)
+        if info.citation:
+            st.caption(f"Source: {info.citation}")
+        if st.button("Load sample", type="primary", key="load_sample"):
+            ds = guarded(cached_sample, name)
+            if ds is not None:
+                set_dataset(ds, f"sample: {info.title}")
+                st.toast(f"Loaded {info.title}")
+    else:
+        st.caption("A PSL folder (zip with a manifest), long CSV of facts, Prolog facts "
+                   "(.b/.f/.n, or a zip of them), triples TSV, or a tabular CSV with a label column.")
+        up = st.file_uploader("Upload a dataset", type=UPLOAD_TYPES, key="upload")
+        if up is not None:
+            data = up.getvalue()
+            digest = hashlib.sha256(data).hexdigest()
+            if st.session_state.get("_last_upload") != digest:
+                ds = guarded(cached_upload, up.name, digest, data)
+                if ds is not None:
+                    st.session_state["_last_upload"] = digest
+                    set_dataset(ds, f"upload: {up.name}")
+                    st.success(f"Loaded {up.name}")
+
+
+def show_summary(ds: RelationalDataset) -> None:
+    summary = ds.summary()
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Predicates", len(summary))
+    c2.metric("Observed atoms", f"{int(summary['observations'].sum()):,}")
+    c3.metric("Target atoms", f"{int(summary['targets'].sum()):,}")
+    c4.metric("Truth labels", f"{int(summary['truth'].sum()):,}")
+
+    st.subheader("Predicates")
+    st.caption("Tick **closed** for fully observed predicates and **explainable** for predicates "
+               "a person can understand; every page uses these flags.")
+    edited = st.data_editor(
+        summary, hide_index=True, use_container_width=True, key="flags_editor",
+        disabled=[c for c in summary.columns if c not in ("closed", "explainable")],
+    )
+    changed = edited[(edited["closed"] != summary["closed"])
+                     | (edited["explainable"] != summary["explainable"])]
+    if len(changed):
+        for row in changed.itertuples():
+            ds = ds.with_flags(row.predicate, closed=bool(row.closed),
+                               explainable=bool(row.explainable))
+        set_dataset(ds, dataset_source())
+
+    structure, preview = st.tabs(["Relational structure", "Preview"])
+    with structure:
+        st.plotly_chart(predicate_graph_figure(ds.predicate_graph()), use_container_width=True)
+    with preview:
+        pred = st.selectbox("Predicate", [p.name for p in ds.predicates], key="preview_pred")
+        left, right = st.columns([3, 2])
+        left.dataframe(ds.preview(pred, 50), hide_index=True, use_container_width=True)
+        part = right.radio("Values of", ["obs", "truth"], horizontal=True, key="hist_part")
+        right.plotly_chart(value_histogram_figure(ds.value_histogram(pred, part)),
+                           use_container_width=True)
+        if ds.tabular is not None:
+            st.caption(f"Tabular view (label column: {ds.label})")
+            st.dataframe(ds.tabular.head(50), use_container_width=True)
+
+
+st.title("xcore — relational explanation inspector")
+st.write("Load relational data, train a model on a method page, and see **why** it predicted "
+         "what it did: ranked ground rules, formulas, feature clauses and feature sets.")
+
+if get_dataset() is None:  # start on the first bundled sample
+    first = list_samples()[0]
+    ds0 = guarded(cached_sample, first.name)
+    if ds0 is not None:
+        set_dataset(ds0, f"sample: {first.title}")
+
+with st.container(border=True):
+    choose_data()
+
+current = get_dataset()
+if current is not None:
+    st.header(f"Dataset: {current.name}")
+    st.caption(dataset_source())
+    if current.description:
+        st.write(current.description)
+    show_summary(current)
