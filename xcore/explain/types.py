@@ -1,0 +1,526 @@
+"""The one explanation type every method returns: ranked items for a target, plus a collection type.
+
+An `Explanation` says why a model predicted what it did for one *target* (an atom such as
+``rating('u12', 'a29')`` or an instance such as ``row 17``). It holds `ExplanationItem`s (ground
+rules, formulas, feature clauses, feature sets), each with a score, the atoms it involves and an
+`explainable` flag. Items are ranked by |score| (descending, ties keep their given order) unless
+the explanation is built with ``ordering="given"`` or ``ordering="score"``.
+Both types serialise to JSON and back exactly; malformed JSON raises `ExplanationError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Literal, Mapping, get_args
+
+import numpy as np
+import pandas as pd
+
+from xcore.errors import XcoreError
+
+ItemKind = Literal["ground_rule", "formula", "feature_clause", "feature_set"]
+ITEM_KINDS: tuple[str, ...] = get_args(ItemKind)
+"""The kinds of explanation item: one ground rule, a (lifted) formula, a clause over features, a set of features."""
+
+Ordering = Literal["abs_score", "score", "given"]
+ORDERINGS: tuple[str, ...] = get_args(Ordering)
+"""How items are ranked: by |score| descending (default), by score descending, or as given."""
+
+ATOM_ROLES: tuple[str, ...] = ("body", "head")
+"""Where an atom sits in a ground rule."""
+
+EXPLANATION_FORMAT = "xcore.explanation"
+EXPLANATION_SET_FORMAT = "xcore.explanation_set"
+FORMAT_VERSION = 1
+
+ITEM_COLUMNS: tuple[str, ...] = (
+    "rank", "kind", "text", "natural", "score", "explainable",
+    "atoms", "target_atom", "roles", "observed", "extras",
+)
+"""Columns of `Explanation.to_frame` (before optional expanded extras)."""
+
+EXPLANATION_COLUMNS: tuple[str, ...] = ("target", "target_text", "method", "prediction", "truth")
+"""Per-explanation columns prepended by `ExplanationSet.to_frame` (long format)."""
+
+
+class ExplanationError(XcoreError):
+    """An explanation is malformed (bad field, non-finite score, invalid or tampered JSON)."""
+
+
+# ---------------------------------------------------------------------- JSON-safe values
+def json_safe(value: Any, where: str = "value") -> Any:
+    """Return `value` as plain JSON data (dict/list/str/int/float/bool/None), or raise.
+
+    numpy scalars and arrays become Python numbers and lists, tuples become lists, so a value
+    round-trips through JSON to an equal value. Non-finite floats and non-string keys are rejected.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if not math.isfinite(f):
+            raise ExplanationError(f"{where}: {f} is not a finite number (JSON cannot hold it)")
+        return f
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ExplanationError(f"{where}: key {k!r} is not a string")
+            out[k] = json_safe(v, f"{where}[{k!r}]")
+        return out
+    raise ExplanationError(f"{where}: {type(value).__name__} is not JSON-safe")
+
+
+def _finite(value: Any, where: str, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ExplanationError(f"{where} must be a number, got {type(value).__name__}")
+    f = float(value)
+    if not math.isfinite(f):
+        raise ExplanationError(f"{where} must be finite, got {f}")
+    return f
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ExplanationError(f"{where} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ExplanationError(f"{where} must be true or false, got {type(value).__name__}")
+    return bool(value)
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple, np.ndarray)):
+        raise ExplanationError(f"{where} must be a list of strings")
+    return [_string(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+# ---------------------------------------------------------------------- item
+@dataclass
+class ExplanationItem:
+    """One ranked reason: a ground rule, formula, feature clause or feature set, with its score.
+
+    `atoms` are canonical atom (or feature) strings; `target_index` says which of them is the
+    explained target (None if absent). For ground rules, `roles[i]` is "body" or "head" and
+    `observed[i]` says whether atom i is observed evidence (True) or open/inferred (False).
+    `extras` holds JSON-safe method-specific values (rule weight, coefficient, an interval, ...).
+    """
+
+    kind: ItemKind
+    text: str
+    natural: str
+    score: float
+    atoms: list[str] = field(default_factory=list)
+    target_index: int | None = None
+    roles: list[str] | None = None
+    observed: list[bool] | None = None
+    explainable: bool = True
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ITEM_KINDS:
+            raise ExplanationError(f"item kind {self.kind!r} is not one of {', '.join(ITEM_KINDS)}")
+        self.text = _string(self.text, "item text")
+        self.natural = _string(self.natural, "item natural-language text")
+        self.score = _finite(self.score, f"score of item {self.text!r}")  # type: ignore[assignment]
+        self.atoms = _string_list(self.atoms, f"atoms of item {self.text!r}")
+        n = len(self.atoms)
+        if self.target_index is not None:
+            if isinstance(self.target_index, (bool, np.bool_)) or not isinstance(self.target_index, (int, np.integer)):
+                raise ExplanationError(f"target_index of item {self.text!r} must be an integer or None")
+            self.target_index = int(self.target_index)
+            if not 0 <= self.target_index < n:
+                raise ExplanationError(
+                    f"target_index {self.target_index} of item {self.text!r} is outside its {n} atoms")
+        if self.roles is not None:
+            self.roles = _string_list(self.roles, f"roles of item {self.text!r}")
+            bad = [r for r in self.roles if r not in ATOM_ROLES]
+            if bad:
+                raise ExplanationError(f"item {self.text!r}: atom role {bad[0]!r} is not 'body' or 'head'")
+            if len(self.roles) != n:
+                raise ExplanationError(f"item {self.text!r} has {n} atoms but {len(self.roles)} roles")
+        if self.observed is not None:
+            if isinstance(self.observed, (str, bytes)) or not isinstance(self.observed, (list, tuple, np.ndarray)):
+                raise ExplanationError(f"observed flags of item {self.text!r} must be a list of booleans")
+            self.observed = [_bool(v, f"observed[{i}] of item {self.text!r}") for i, v in enumerate(self.observed)]
+            if len(self.observed) != n:
+                raise ExplanationError(f"item {self.text!r} has {n} atoms but {len(self.observed)} observed flags")
+        self.explainable = _bool(self.explainable, f"explainable flag of item {self.text!r}")
+        if not isinstance(self.extras, Mapping):
+            raise ExplanationError(f"extras of item {self.text!r} must be a dict")
+        self.extras = json_safe(self.extras, f"extras of item {self.text!r}")
+
+    @property
+    def target_atom(self) -> str | None:
+        """The target's canonical text if this item involves it, else None."""
+        return None if self.target_index is None else self.atoms[self.target_index]
+
+    def atom_table(self) -> pd.DataFrame:
+        """One row per atom: atom, role (body/head/None), observed (bool/None), is_target."""
+        n = len(self.atoms)
+        return pd.DataFrame({
+            "atom": pd.Series(self.atoms, dtype=object),
+            "role": pd.Series(self.roles if self.roles is not None else [None] * n, dtype=object),
+            "observed": pd.Series(self.observed if self.observed is not None else [None] * n, dtype=object),
+            "is_target": np.arange(n) == (-1 if self.target_index is None else self.target_index),
+        })
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data for this item (all fields, always)."""
+        return {
+            "kind": self.kind, "text": self.text, "natural": self.natural, "score": self.score,
+            "atoms": list(self.atoms), "target_index": self.target_index,
+            "roles": None if self.roles is None else list(self.roles),
+            "observed": None if self.observed is None else list(self.observed),
+            "explainable": self.explainable, "extras": json_safe(self.extras),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "item") -> "ExplanationItem":
+        """Rebuild an item from `to_dict` output; raises `ExplanationError` on unknown/missing keys."""
+        data = _check_keys(data, where, required=("kind", "text", "natural", "score"),
+                           optional=("atoms", "target_index", "roles", "observed", "explainable", "extras"))
+        try:
+            return cls(**data)
+        except ExplanationError as e:
+            raise ExplanationError(f"{where}: {e}") from None
+
+
+def _check_keys(data: Any, where: str, required: tuple[str, ...], optional: tuple[str, ...],
+                fmt: str | None = None) -> dict:
+    """A copy of JSON object `data` after checking its format tag (if `fmt`) and its keys."""
+    if not isinstance(data, dict):
+        raise ExplanationError(f"{where} must be a JSON object, got {type(data).__name__}")
+    if fmt is not None:
+        _check_format(data, fmt, where)
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ExplanationError(f"{where} is missing {', '.join(repr(k) for k in missing)}")
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        raise ExplanationError(f"{where} has unknown field(s) {', '.join(repr(k) for k in unknown)}")
+    return dict(data)
+
+
+def _rank_order(items: list[ExplanationItem], ordering: str) -> list[ExplanationItem]:
+    """Items in rank order; stable, so ties keep their given order."""
+    if ordering == "given" or len(items) < 2:
+        return list(items)
+    scores = np.array([it.score for it in items], dtype=float)
+    key = -np.abs(scores) if ordering == "abs_score" else -scores
+    return [items[i] for i in np.argsort(key, kind="stable")]
+
+
+def _items_frame(items: list[ExplanationItem], expand_extras: bool) -> pd.DataFrame:
+    """One row per item in the given order, with a 1-based rank column."""
+    n = len(items)
+    frame = pd.DataFrame({
+        "rank": np.arange(1, n + 1, dtype="int64"),
+        "kind": pd.Series([it.kind for it in items], dtype=object),
+        "text": pd.Series([it.text for it in items], dtype=object),
+        "natural": pd.Series([it.natural for it in items], dtype=object),
+        "score": np.array([it.score for it in items], dtype="float64"),
+        "explainable": np.array([it.explainable for it in items], dtype=bool),
+        "atoms": pd.Series([list(it.atoms) for it in items], dtype=object),
+        "target_atom": pd.Series([it.target_atom for it in items], dtype=object),
+        "roles": pd.Series([None if it.roles is None else list(it.roles) for it in items], dtype=object),
+        "observed": pd.Series([None if it.observed is None else list(it.observed) for it in items], dtype=object),
+        "extras": pd.Series([json.dumps(it.extras, sort_keys=True) for it in items], dtype=object),
+    })
+    if expand_extras:
+        keys: dict[str, None] = {}
+        for it in items:
+            for k in it.extras:
+                keys.setdefault(k, None)
+        for k in keys:
+            col = f"extra_{k}"
+            if col in frame.columns:
+                raise ExplanationError(f"extras key {k!r} clashes with column {col!r}")
+            frame[col] = pd.Series([_scalar_or_json(it.extras.get(k)) for it in items], dtype=object)
+    return frame
+
+
+def _scalar_or_json(v: Any) -> Any:
+    return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
+
+
+def _reject_constant(name: str) -> None:
+    raise ExplanationError(f"JSON contains {name}, which is not a finite number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ExplanationError(f"JSON object has the key {k!r} twice")
+        out[k] = v
+    return out
+
+
+def _loads(text: Any, what: str) -> Any:
+    """Parse JSON text strictly (no NaN/Infinity); errors name line and column."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ExplanationError(f"{what} JSON is not UTF-8: {e}") from None
+    if not isinstance(text, str):
+        raise ExplanationError(f"{what} JSON must be a string, got {type(text).__name__}")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as e:
+        raise ExplanationError(f"{what} JSON is malformed: line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise ExplanationError(f"{what} JSON is nested too deeply") from None
+
+
+def _check_format(data: dict, expected: str, where: str) -> None:
+    fmt, version = data.get("format"), data.get("version")
+    if fmt != expected:
+        raise ExplanationError(f"{where}: format is {fmt!r}, expected {expected!r}")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise ExplanationError(f"{where}: unsupported format version {version!r} (this xcore reads {FORMAT_VERSION})")
+
+
+# ---------------------------------------------------------------------- explanation
+@dataclass
+class Explanation:
+    """Why one target got its prediction: ranked items from one explanation method.
+
+    `target` is the canonical atom/instance text (``rating('u12', 'a29')``, ``row 17``),
+    `target_text` its natural-language form. `items` are re-ranked on construction according to
+    `ordering` (default: |score| descending, stable). `meta` holds JSON-safe method details.
+    """
+
+    target: str
+    target_text: str = ""
+    method: str = ""
+    prediction: float | None = None
+    truth: float | None = None
+    items: list[ExplanationItem] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    ordering: Ordering = "abs_score"
+
+    def __post_init__(self) -> None:
+        self.target = _string(self.target, "explanation target")
+        self.target_text = _string(self.target_text, f"target_text of {self.target!r}")
+        self.method = _string(self.method, f"method of {self.target!r}")
+        self.prediction = _finite(self.prediction, f"prediction for {self.target!r}", optional=True)
+        self.truth = _finite(self.truth, f"truth for {self.target!r}", optional=True)
+        if self.ordering not in ORDERINGS:
+            raise ExplanationError(f"ordering {self.ordering!r} is not one of {', '.join(ORDERINGS)}")
+        if isinstance(self.items, (str, bytes, Mapping)) or not isinstance(self.items, Iterable):
+            raise ExplanationError(f"items of {self.target!r} must be a list of ExplanationItem")
+        items = list(self.items)
+        for i, it in enumerate(items):
+            if not isinstance(it, ExplanationItem):
+                raise ExplanationError(f"item {i} of {self.target!r} is a {type(it).__name__}, not an ExplanationItem")
+        self.items = _rank_order(items, self.ordering)
+        if not isinstance(self.meta, Mapping):
+            raise ExplanationError(f"meta of {self.target!r} must be a dict")
+        self.meta = json_safe(self.meta, f"meta of {self.target!r}")
+
+    # ------------------------------------------------------------------ ranking
+    def ranked(self) -> list[ExplanationItem]:
+        """All items in rank order (rank 1 first)."""
+        return list(self.items)
+
+    def top(self, k: int) -> list[ExplanationItem]:
+        """The first `k` items in rank order (fewer if there are fewer)."""
+        return self.items[:_check_k(k, allow_zero=True)]
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_explainable(self) -> int:
+        return sum(it.explainable for it in self.items)
+
+    # ------------------------------------------------------------------ tables
+    def to_frame(self, expand_extras: bool = False) -> pd.DataFrame:
+        """One row per item with its 1-based rank; columns `ITEM_COLUMNS`.
+
+        `atoms`/`roles`/`observed` hold lists; `extras` holds the extras as JSON text. With
+        `expand_extras`, each extras key also becomes an ``extra_<key>`` column.
+        """
+        return _items_frame(self.items, expand_extras)
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data, tagged with format and version."""
+        return {
+            "format": EXPLANATION_FORMAT, "version": FORMAT_VERSION,
+            "target": self.target, "target_text": self.target_text, "method": self.method,
+            "prediction": self.prediction, "truth": self.truth, "ordering": self.ordering,
+            "meta": json_safe(self.meta), "items": [it.to_dict() for it in self.items],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text that `Explanation.from_json` turns back into an equal explanation."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=True)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "explanation") -> "Explanation":
+        """Rebuild from `to_dict` output, validating every field."""
+        data = _check_keys(data, where, required=("format", "version", "target", "items"),
+                           optional=("target_text", "method", "prediction", "truth", "ordering", "meta"),
+                           fmt=EXPLANATION_FORMAT)
+        del data["format"], data["version"]
+        target = data["target"]
+        label = f"{where} {target!r}" if isinstance(target, str) else where
+        raw_items = data["items"]
+        if not isinstance(raw_items, list):
+            raise ExplanationError(f"{label}: items must be a JSON list")
+        data["items"] = [ExplanationItem.from_dict(it, f"{label}, item {i}") for i, it in enumerate(raw_items)]
+        try:
+            return cls(**data)
+        except ExplanationError as e:
+            raise ExplanationError(f"{where}: {e}") from None
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Explanation":
+        """Parse and validate JSON written by `to_json`; raises `ExplanationError` if malformed."""
+        return cls.from_dict(_loads(text, "explanation"))
+
+
+def _check_k(k: Any, allow_zero: bool = False) -> int:
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise ExplanationError(f"k must be an integer, got {k!r}")
+    low = 0 if allow_zero else 1
+    if k < low:
+        raise ExplanationError(f"k must be at least {low}, got {k}")
+    return int(k)
+
+
+# ---------------------------------------------------------------------- collection
+@dataclass
+class ExplanationSet:
+    """Explanations of many targets (unique targets), e.g. every prediction of one model.
+
+    Index by target text (``s["rating('u1', 'a2')"]``) or by position; iterate in given order.
+    """
+
+    explanations: list[Explanation] = field(default_factory=list)
+    method: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.explanations, (str, bytes, Mapping)) or not isinstance(self.explanations, Iterable):
+            raise ExplanationError("explanations must be a list of Explanation")
+        self.explanations = list(self.explanations)
+        self._index: dict[str, int] = {}
+        for i, e in enumerate(self.explanations):
+            if not isinstance(e, Explanation):
+                raise ExplanationError(f"entry {i} is a {type(e).__name__}, not an Explanation")
+            if e.target in self._index:
+                raise ExplanationError(f"target {e.target!r} is explained twice (entries {self._index[e.target]} and {i})")
+            self._index[e.target] = i
+        self.method = _string(self.method, "explanation set method")
+        if not isinstance(self.meta, Mapping):
+            raise ExplanationError("meta of an explanation set must be a dict")
+        self.meta = json_safe(self.meta, "explanation set meta")
+
+    def __len__(self) -> int:
+        return len(self.explanations)
+
+    def __iter__(self) -> Iterator[Explanation]:
+        return iter(self.explanations)
+
+    def __contains__(self, target: object) -> bool:
+        return target in self._index
+
+    def __getitem__(self, key: str | int) -> Explanation:
+        if isinstance(key, str):
+            if key not in self._index:
+                raise KeyError(key)
+            return self.explanations[self._index[key]]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return self.explanations[int(key)]
+        raise TypeError(f"index an ExplanationSet by target text or position, not {type(key).__name__}")
+
+    @property
+    def targets(self) -> list[str]:
+        return [e.target for e in self.explanations]
+
+    # ------------------------------------------------------------------ tables
+    def to_frame(self, expand_extras: bool = False) -> pd.DataFrame:
+        """Long format: one row per (target, item), columns `EXPLANATION_COLUMNS` + `ITEM_COLUMNS`.
+
+        `rank` restarts at 1 for each target. Targets with no items contribute no rows
+        (see `summary` for one row per target).
+        """
+        exps = self.explanations
+        items = [it for e in exps for it in e.items]
+        counts = np.array([len(e.items) for e in exps], dtype="int64")
+        frame = _items_frame(items, expand_extras)
+        starts = np.repeat(np.cumsum(counts) - counts, counts)
+        frame["rank"] = np.arange(len(items), dtype="int64") - starts + 1
+        columns = {
+            "target": np.array([e.target for e in exps], dtype=object),
+            "target_text": np.array([e.target_text for e in exps], dtype=object),
+            "method": np.array([e.method for e in exps], dtype=object),
+            "prediction": np.array([np.nan if e.prediction is None else e.prediction for e in exps], dtype="float64"),
+            "truth": np.array([np.nan if e.truth is None else e.truth for e in exps], dtype="float64"),
+        }
+        for pos, col in enumerate(EXPLANATION_COLUMNS):
+            values = np.repeat(columns[col], counts)
+            frame.insert(pos, col, pd.Series(values, dtype=values.dtype))
+        return frame
+
+    def summary(self) -> pd.DataFrame:
+        """One row per target: target, method, prediction, truth, n_items, n_explainable, top_score, top_explainable."""
+        rows = [{
+            "target": e.target, "target_text": e.target_text, "method": e.method,
+            "prediction": np.nan if e.prediction is None else e.prediction,
+            "truth": np.nan if e.truth is None else e.truth,
+            "n_items": len(e.items), "n_explainable": e.n_explainable,
+            "top_score": e.items[0].score if e.items else np.nan,
+            "top_explainable": bool(e.items[0].explainable) if e.items else False,
+        } for e in self.explanations]
+        cols = ["target", "target_text", "method", "prediction", "truth", "n_items",
+                "n_explainable", "top_score", "top_explainable"]
+        return pd.DataFrame(rows, columns=cols)
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": EXPLANATION_SET_FORMAT, "version": FORMAT_VERSION, "method": self.method,
+            "meta": json_safe(self.meta), "explanations": [e.to_dict() for e in self.explanations],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text that `ExplanationSet.from_json` turns back into an equal set."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, ensure_ascii=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ExplanationSet":
+        data = _check_keys(data, "explanation set", required=("format", "version", "explanations"),
+                           optional=("method", "meta"), fmt=EXPLANATION_SET_FORMAT)
+        raw = data["explanations"]
+        if not isinstance(raw, list):
+            raise ExplanationError("explanation set: explanations must be a JSON list")
+        exps = [Explanation.from_dict(e, f"explanation {i}") for i, e in enumerate(raw)]
+        return cls(exps, method=data.get("method", ""), meta=data.get("meta", {}))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "ExplanationSet":
+        """Parse and validate JSON written by `to_json`; raises `ExplanationError` if malformed."""
+        return cls.from_dict(_loads(text, "explanation set"))

@@ -1,0 +1,19 @@
+"""Plotly figure builders for explanations and datasets (no Streamlit; pages just display them)."""
+
+from xcore.viz.charts import item_labels, ranked_bar_figure, tradeoff_figure, value_histogram_figure
+from xcore.viz.common import FigureInputError, truncate
+from xcore.viz.graphs import (
+    edge_width,
+    explanation_graph,
+    explanation_graph_figure,
+    graph_layout,
+    predicate_graph_figure,
+    predicate_size,
+    target_node,
+)
+
+__all__ = [
+    "FigureInputError", "edge_width", "explanation_graph", "explanation_graph_figure", "graph_layout",
+    "item_labels", "predicate_graph_figure", "predicate_size", "ranked_bar_figure", "target_node",
+    "tradeoff_figure", "truncate", "value_histogram_figure",
+]

@@ -1,0 +1,111 @@
+"""Chart figures: ranked explanation items, trade-off curves and value histograms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from xcore.explain.types import Explanation
+from xcore.viz import theme
+from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, hover, styled, truncate
+
+
+def item_labels(explanation: Explanation, k: int = 10, width: int = 60) -> list[str]:
+    """Axis labels of the top-`k` items: ``"<rank>. <text truncated to width>"`` (unique by rank)."""
+    return [f"{r}. {truncate(it.text, width)}" for r, it in enumerate(explanation.top(k), start=1)]
+
+
+def ranked_bar_figure(explanation: Explanation, k: int = 10, label_width: int = 60,
+                      title: str | None = None) -> go.Figure:
+    """Horizontal bars of the top-`k` items' scores, rank 1 at the top, coloured by explainable flag.
+
+    Traces "explainable" and "not explainable" (only when non-empty); the y axis category order
+    is the rank order. Labels are truncated to `label_width`; hover shows the full texts.
+    """
+    if not isinstance(explanation, Explanation):
+        raise FigureInputError(f"ranked_bar_figure needs an Explanation, got {type(explanation).__name__}")
+    items = explanation.top(k)
+    title = title if title is not None else f"Top {len(items)} reasons for {truncate(explanation.target, 80)}"
+    if not items:
+        return empty_figure("this explanation has no items", title)
+    labels = item_labels(explanation, k, label_width)
+    fig = go.Figure()
+    for name, flag in (("explainable", True), ("not explainable", False)):
+        idx = [i for i, it in enumerate(items) if it.explainable is flag]
+        if not idx:
+            continue
+        fig.add_trace(go.Bar(
+            x=[items[i].score for i in idx], y=[labels[i] for i in idx], orientation="h", name=name,
+            marker=dict(color=theme.explainable_colour(flag)), hoverinfo="text",
+            customdata=[items[i].text for i in idx],
+            hovertext=[hover(f"#{i + 1} {items[i].kind}, score {fmt(items[i].score)}", items[i].text,
+                             items[i].natural, *[f"{key}: {fmt(v)}" for key, v in items[i].extras.items()])
+                       for i in idx]))
+    fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed")
+    fig.update_xaxes(title_text="score", zeroline=True, zerolinecolor=theme.OUTLINE)
+    fig.update_layout(barmode="overlay", height=140 + 28 * len(items), margin=dict(l=10, r=10, t=50, b=40))
+    return styled(fig, title)
+
+
+def tradeoff_figure(frame: pd.DataFrame, x: str, y: str, label: str | None = None, series: str | None = None,
+                    title: str | None = None, x_title: str | None = None, y_title: str | None = None,
+                    lines: bool = True) -> go.Figure:
+    """A trade-off curve per series (e.g. MEP@1 vs MSE over gamma), points annotated by `label`.
+
+    `series` names the column splitting rows into curves; when None, a column called "series" is
+    used if present, else all rows form one curve. Series appear in order of first appearance and
+    points keep the frame's row order (sort the frame by e.g. gamma first).
+    """
+    if series is None and isinstance(frame, pd.DataFrame) and "series" in frame.columns:
+        series = "series"
+    needed = [x, y] + [c for c in (label, series) if c is not None]
+    check_frame(frame, needed, "tradeoff_figure", numeric=(x, y))
+    fig = go.Figure()
+    if not len(frame):
+        return empty_figure("no points to show", title)
+    keys = pd.unique(frame[series]) if series is not None else [None]
+    mode = ("lines+markers" if lines else "markers") + ("+text" if label is not None else "")
+    for i, key in enumerate(keys):
+        part = frame if key is None else frame[frame[series] == key]
+        if key is not None and pd.isna(key):
+            part = frame[frame[series].isna()]
+        texts = [fmt(v) for v in part[label]] if label is not None else None
+        hovers = [hover(*([f"{series}: {key}"] if key is not None else []), f"{x}: {fmt(xv)}", f"{y}: {fmt(yv)}",
+                        *([f"{label}: {fmt(lv)}"] if label is not None else []))
+                  for xv, yv, lv in zip(part[x], part[y], part[label] if label is not None else part[x])]
+        fig.add_trace(go.Scatter(
+            x=part[x].to_numpy(dtype=float).tolist(), y=part[y].to_numpy(dtype=float).tolist(),
+            mode=mode, name=str(key) if key is not None else y, text=texts, textposition="top center",
+            hovertext=hovers, hoverinfo="text", showlegend=key is not None,
+            line=dict(color=theme.series_colour(i)), marker=dict(color=theme.series_colour(i), size=8)))
+    fig.update_xaxes(title_text=x_title or x)
+    fig.update_yaxes(title_text=y_title or y)
+    fig.update_layout(hovermode="closest")
+    return styled(fig, title)
+
+
+def value_histogram_figure(frame: pd.DataFrame, title: str | None = "Truth values") -> go.Figure:
+    """Bar chart of `RelationalDataset.value_histogram()` output (columns low, high, count).
+
+    One bar per bin, centred at (low + high) / 2 with width high - low; hover shows the interval.
+    """
+    check_frame(frame, ("low", "high", "count"), "value_histogram_figure", numeric=("low", "high", "count"))
+    if not len(frame):
+        return empty_figure("no values", title)
+    low = frame["low"].to_numpy(dtype=float)
+    high = frame["high"].to_numpy(dtype=float)
+    count = frame["count"].to_numpy()
+    if np.any(high < low):
+        raise FigureInputError("value_histogram_figure: a bin has high < low")
+    last = len(frame) - 1
+    hovers = [f"[{fmt(lo)}, {fmt(hi)}{']' if i == last else ')'}: {int(c):,}"
+              for i, (lo, hi, c) in enumerate(zip(low, high, count))]
+    fig = go.Figure(go.Bar(
+        x=((low + high) / 2).tolist(), y=count.tolist(), width=(high - low).tolist(), name="count",
+        marker=dict(color=theme.HISTOGRAM, line=dict(color=theme.OUTLINE, width=0.5)),
+        hovertext=hovers, hoverinfo="text"))
+    fig.update_xaxes(title_text="truth value", range=[float(low.min()), float(high.max())])
+    fig.update_yaxes(title_text="atoms")
+    fig.update_layout(bargap=0, showlegend=False)
+    return styled(fig, title)

@@ -1,0 +1,208 @@
+"""Network figures: an explanation as a graph (target, items, their atoms) and the predicate graph."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import plotly.graph_objects as go
+
+from xcore.explain.types import Explanation
+from xcore.viz import theme
+from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
+
+def target_node(explanation: Explanation) -> tuple[str, str]:
+    """The node id of the explained target in `explanation_graph`."""
+    return ("atom", explanation.target)
+
+
+def explanation_graph(explanation: Explanation, k: int | None = None, head_atoms: bool = True) -> nx.Graph:
+    """The explanation as a graph: target node, one node per item (top `k`), and each item's atoms.
+
+    Nodes: ``("atom", target)`` (kind "target"), ``("item", rank)`` (kind "item") and
+    ``("atom", text)`` (kind "atom"; shared by all items that mention it). Every item is joined to
+    the target and to its other atoms (body atoms; other head atoms too unless `head_atoms` is
+    False). Edges carry the item's `score`, `weight` = |score|, `rank` and `explainable`.
+    """
+    if not isinstance(explanation, Explanation):
+        raise FigureInputError(f"explanation_graph needs an Explanation, got {type(explanation).__name__}")
+    items = explanation.items if k is None else explanation.top(k)
+    g = nx.Graph(target=explanation.target, method=explanation.method)
+    tnode = target_node(explanation)
+    g.add_node(tnode, kind="target", text=explanation.target, natural=explanation.target_text,
+               prediction=explanation.prediction, truth=explanation.truth, observed=None, role="target")
+    for rank, item in enumerate(items, start=1):
+        inode = ("item", rank)
+        g.add_node(inode, kind="item", rank=rank, item_kind=item.kind, text=item.text, natural=item.natural,
+                   score=item.score, explainable=item.explainable, extras=dict(item.extras))
+        edge = dict(score=item.score, weight=abs(item.score), rank=rank, explainable=item.explainable)
+        g.add_edge(inode, tnode, **edge)
+        for i, atom in enumerate(item.atoms):
+            if i == item.target_index or atom == explanation.target:
+                continue
+            role = None if item.roles is None else item.roles[i]
+            if role == "head" and not head_atoms:
+                continue
+            anode = ("atom", atom)
+            if anode not in g:
+                observed = None if item.observed is None else item.observed[i]
+                g.add_node(anode, kind="atom", text=atom, natural="", observed=observed, role=role)
+            g.add_edge(inode, anode, **edge)
+    return g
+
+
+def graph_layout(g: nx.Graph, seed: int = 0) -> dict[Any, np.ndarray]:
+    """Deterministic spring layout (fixed seed, uniform edge weights)."""
+    if g.number_of_nodes() == 0:
+        return {}
+    return nx.spring_layout(g, seed=seed, weight=None)
+
+
+def edge_width(abs_score: float, max_abs: float) -> float:
+    """Line width for an edge: linear in |score| from `EDGE_WIDTH_MIN` to `EDGE_WIDTH_MAX`."""
+    if max_abs <= 0:
+        return theme.EDGE_WIDTH_MIN
+    return theme.EDGE_WIDTH_MIN + (theme.EDGE_WIDTH_MAX - theme.EDGE_WIDTH_MIN) * abs_score / max_abs
+
+
+def _segments(pos: dict, edges: list[tuple[Any, Any]]) -> tuple[list, list]:
+    """x and y coordinates of line segments separated by None (one trace draws many edges)."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for u, v in edges:
+        xs += [float(pos[u][0]), float(pos[v][0]), None]
+        ys += [float(pos[u][1]), float(pos[v][1]), None]
+    return xs, ys
+
+
+def _node_trace(g: nx.Graph, pos: dict, nodes: list, name: str, colour: str, size: float,
+                symbol: str, labels: list[str], hovers: list[str]) -> go.Scatter:
+    return go.Scatter(
+        x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
+        mode="markers+text", name=name, text=labels, textposition="top center",
+        hovertext=hovers, hoverinfo="text", customdata=[g.nodes[n]["text"] for n in nodes],
+        marker=dict(color=colour, size=size, symbol=symbol, line=dict(color=theme.OUTLINE, width=1)),
+    )
+
+
+def _item_hover(d: dict) -> str:
+    extras = [f"{k}: {fmt(v)}" for k, v in d["extras"].items()]
+    flag = "explainable" if d["explainable"] else "not explainable"
+    return hover(f"#{d['rank']} {d['item_kind']} (score {fmt(d['score'])}, {flag})", d["text"], d["natural"], *extras)
+
+
+def _atom_hover(d: dict) -> str:
+    status = {None: "", True: "observed", False: "open"}[d["observed"]]
+    where = f"{d['role']} atom" if d["role"] else "atom"
+    return hover(d["text"], f"{where}, {status}" if status else where)
+
+
+def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed: int = 0,
+                             head_atoms: bool = True, label_width: int = 28,
+                             title: str | None = None) -> go.Figure:
+    """Plotly network of `explanation_graph`: one edge trace per item, then node traces.
+
+    Edge traces (named ``item <rank>``) are coloured by the item's explainable flag with width
+    linear in |score|. Node traces, in order and only when non-empty: "observed atoms",
+    "open atoms", "atoms" (status unknown), "explainable items", "non-explainable items", "target".
+    Hover text shows each item's canonical and natural-language text.
+    """
+    g = explanation_graph(explanation, k=k, head_atoms=head_atoms)
+    title = title if title is not None else f"Explanation of {truncate(explanation.target, 80)}"
+    pos = graph_layout(g, seed=seed)
+    fig = go.Figure()
+    items = [n for n, d in g.nodes(data=True) if d["kind"] == "item"]
+    max_abs = max((abs(g.nodes[n]["score"]) for n in items), default=0.0)
+    for n in items:
+        d = g.nodes[n]
+        xs, ys = _segments(pos, [(n, m) for m in g.neighbors(n)])
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="lines", name=f"item {d['rank']}", showlegend=False, hoverinfo="skip",
+            opacity=0.7, line=dict(color=theme.explainable_colour(d["explainable"]),
+                                   width=edge_width(abs(d["score"]), max_abs))))
+    atoms = [(n, d) for n, d in g.nodes(data=True) if d["kind"] == "atom"]
+    groups = [
+        ("observed atoms", [n for n, d in atoms if d["observed"] is True], theme.OBSERVED),
+        ("open atoms", [n for n, d in atoms if d["observed"] is False], theme.OPEN),
+        ("atoms", [n for n, d in atoms if d["observed"] is None], theme.UNKNOWN),
+    ]
+    for name, nodes, colour in groups:
+        if nodes:
+            fig.add_trace(_node_trace(g, pos, nodes, name, colour, 12, "circle",
+                                      [truncate(g.nodes[n]["text"], label_width) for n in nodes],
+                                      [_atom_hover(g.nodes[n]) for n in nodes]))
+    for name, flag in (("explainable items", True), ("non-explainable items", False)):
+        nodes = [n for n in items if g.nodes[n]["explainable"] is flag]
+        if nodes:
+            fig.add_trace(_node_trace(g, pos, nodes, name, theme.explainable_colour(flag), 16, "square",
+                                      [f"#{g.nodes[n]['rank']}" for n in nodes],
+                                      [_item_hover(g.nodes[n]) for n in nodes]))
+    t = target_node(explanation)
+    td = g.nodes[t]
+    values = [f"prediction {fmt(td['prediction'])}" if td["prediction"] is not None else "",
+              f"truth {fmt(td['truth'])}" if td["truth"] is not None else ""]
+    fig.add_trace(_node_trace(g, pos, [t], "target", theme.TARGET, 24, "star",
+                              [truncate(td["text"], label_width)],
+                              [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
+    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10))
+    return styled(fig, title)
+
+
+def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "Predicates") -> go.Figure:
+    """Draw `RelationalDataset.predicate_graph()`: size by atom count, colour by open/closed.
+
+    Traces: "shared types" (all edges as lines), "edge info" (invisible midpoint markers whose
+    hover lists the shared types), then "closed predicates" and "open predicates" (when non-empty).
+    Explainable predicates get a thick outline.
+    """
+    if not isinstance(graph, nx.Graph):
+        raise FigureInputError(f"predicate_graph_figure needs a networkx Graph, got {type(graph).__name__}")
+    if graph.number_of_nodes() == 0:
+        return empty_figure("no predicates", title)
+    for n, d in graph.nodes(data=True):
+        missing = [a for a in ("arity", "closed", "explainable", "atoms") if a not in d]
+        if missing:
+            raise FigureInputError(f"predicate node {n!r} lacks attribute(s) {', '.join(missing)}")
+    pos = graph_layout(graph, seed=seed)
+    fig = go.Figure()
+    edges = list(graph.edges())
+    xs, ys = _segments(pos, edges)
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="shared types", hoverinfo="skip",
+                             showlegend=False, line=dict(color=theme.EDGE, width=1.5)))
+    mid = np.array([(pos[u] + pos[v]) / 2 for u, v in edges]).reshape(-1, 2)
+    fig.add_trace(go.Scatter(
+        x=mid[:, 0].tolist(), y=mid[:, 1].tolist(), mode="markers", name="edge info", showlegend=False,
+        marker=dict(size=10, color=theme.EDGE, opacity=0.0), hoverinfo="text",
+        hovertext=[hover(f"{u} — {v}", "shared types: " + ", ".join(map(str, graph.edges[u, v].get("types", []))))
+                   for u, v in edges]))
+    max_atoms = max(int(d["atoms"]) for _, d in graph.nodes(data=True))
+    for name, closed, colour in (("closed predicates", True, theme.OBSERVED), ("open predicates", False, theme.OPEN)):
+        nodes = [n for n, d in graph.nodes(data=True) if bool(d["closed"]) is closed]
+        if not nodes:
+            continue
+        data = [graph.nodes[n] for n in nodes]
+        sizes = [predicate_size(int(d["atoms"]), max_atoms) for d in data]
+        fig.add_trace(go.Scatter(
+            x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
+            mode="markers+text", name=name, text=[str(n) for n in nodes], textposition="top center",
+            customdata=[str(n) for n in nodes], hoverinfo="text",
+            hovertext=[hover(f"{n}/{d['arity']}", "closed (observed)" if d["closed"] else "open (inferred)",
+                             "explainable" if d["explainable"] else "not explainable", f"{int(d['atoms']):,} atoms")
+                       for n, d in zip(nodes, data)],
+            marker=dict(color=colour, size=sizes,
+                        line=dict(color=theme.OUTLINE, width=[3 if d["explainable"] else 0.5 for d in data]))))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
+    fig.update_layout(hovermode="closest", margin=dict(l=10, r=10, t=50, b=10))
+    return styled(fig, title)
+
+
+def predicate_size(atoms: int, max_atoms: int, low: float = 14.0, high: float = 44.0) -> float:
+    """Marker size for a predicate: grows with the square root of its atom count (area ~ count)."""
+    if max_atoms <= 0:
+        return low
+    return low + (high - low) * math.sqrt(max(atoms, 0) / max_atoms)
