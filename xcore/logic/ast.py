@@ -7,10 +7,16 @@ Priors have an empty body; Markov-logic clauses written as disjunctions have an 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
 Dialect = TypingLiteral["psl", "mln"]
+
+_BARE_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+"""Constants printed without quotes in both dialects (the parser reads them as number tokens)."""
+_BARE_MLN_CONSTANT = re.compile(r"[A-Z][A-Za-z0-9_]*")
+"""Markov-logic constants printed without quotes (capitalised ASCII names)."""
 
 
 @dataclass(frozen=True)
@@ -30,12 +36,21 @@ class Constant:
     value: str
 
     def text(self, dialect: Dialect = "psl") -> str:
-        """Canonical text: quoted in PSL; bare when it is a capitalised name in Markov logic."""
-        if dialect == "mln" and self.value[:1].isupper() and self.value.replace("_", "").isalnum():
+        """Canonical text: quoted in PSL; bare when it is a capitalised name in Markov logic.
+
+        Plain decimal numbers (``3``, ``-0.5``) are bare in both dialects. Quoted text escapes
+        backslash, quote and line breaks so that the parser reads back exactly `value`.
+        """
+        if dialect == "mln" and _BARE_MLN_CONSTANT.fullmatch(self.value):
             return self.value
-        if self.value.lstrip("-").replace(".", "", 1).isdigit():
+        if _BARE_NUMBER.fullmatch(self.value):
             return self.value
-        escaped = self.value.replace("\\", "\\\\").replace("'", "\\'")
+        escaped = (
+            self.value.replace("\\", "\\\\")
+            .replace("'", "\\'")
+            .replace("\n", "\\n")
+            .replace("\r", "\\r")
+        )
         return f"'{escaped}'"
 
     def __str__(self) -> str:

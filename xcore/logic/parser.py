@@ -1,0 +1,478 @@
+"""Hand-written tokenizer and recursive-descent parser for PSL rules and Markov-logic clauses.
+
+Two surface syntaxes produce the same `Rule` (``body -> head``):
+
+PSL::
+
+    1.5: A(X, Y) & B(Y, Z) -> C(X, Z) ^2      # weighted, squared hinge (^1 = linear, the default)
+    A(X) -> B(X) .                            # hard constraint: no weight, ends in ' .'
+    1.0: ~C(X, Y) ^2                          # prior: empty body
+    0.5: A(X) -> B(X) | C(X)                  # disjunction in the head
+
+  Bare identifiers in argument lists are variables; constants are quoted ('bob' or "bob") or
+  numbers. Weights must be >= 0.
+
+Markov logic (Alchemy)::
+
+    1.5 Smokes(x) => Cancer(x)
+    0.8 Friends(x, y) ^ Smokes(x) => Smokes(y)
+    2.1 !Smokes(x) v Cancer(x)                # a clause: empty body
+    Smokes(x) => Cancer(x).                   # hard clause
+
+  Lowercase-initial identifiers (and ones starting with ``_``) are variables; capitalised
+  identifiers, quoted strings and numbers are constants. Weights may be negative.
+
+Both dialects accept ``~``/``!`` for negation, ``&`` for "and", ``|`` for "or" and either arrow
+``->``/``=>``; Markov logic also reads ``^`` as "and" and the word ``v`` as "or". ``#`` and ``//``
+start comments. Weights are ints, floats or scientific notation (``1e-3``).
+
+Dialect detection (``dialect="auto"``), per line, first match wins:
+
+1. a leading weight followed by ``:`` -> PSL;
+2. a ``=>`` arrow -> Markov logic; a ``->`` arrow -> PSL;
+3. ``v`` used as a connective, or ``^`` used as "and" (not followed by a number) -> Markov logic;
+   ``^`` followed by a number (PSL's ``^2``) -> PSL;
+4. ``&`` outside argument lists -> PSL;
+5. a leading weight without ``:`` -> Markov logic;
+6. otherwise the line is ambiguous (e.g. ``A(X) | B(X) .``): `parse_rules` uses the dialect of
+   the other lines of the text when they all agree; failing that, a final ``.`` written
+   directly after ``)`` means Markov logic and anything else PSL.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from xcore.errors import DataError, ParseError
+from xcore.logic.ast import Atom, Constant, Dialect, Literal, Rule, Term, Variable
+
+DIALECTS: tuple[str, ...] = ("auto", "psl", "mln")
+
+# Token kinds: the symbol itself for punctuation, plus these names.
+NUMBER, STRING, IDENT, EOF = "number", "string", "identifier", "end of line"
+
+_SYMBOLS: tuple[str, ...] = ("<=>", "->", "=>", "(", ")", ",", ":", "&", "|", "^", "~", "!", ".")
+_NUMBER_RE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+_NEGATIONS = ("~", "!")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One lexical token: its kind, source text, decoded value (strings) and 1-based column."""
+
+    kind: str
+    text: str
+    column: int
+    value: str = ""
+
+    @property
+    def end(self) -> int:
+        """Column just after the token."""
+        return self.column + len(self.text)
+
+    def describe(self) -> str:
+        return "end of line" if self.kind == EOF else repr(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One source line: its 1-based number and text."""
+
+    number: int
+    text: str
+    source: str | None
+
+    def error(self, problem: str, column: int) -> ParseError:
+        return ParseError(problem, self.number, column, self.text, self.source)
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+def tokenize(line_text: str, line: int = 1, source: str | None = None) -> list[Token]:
+    """Split one line into tokens (comments dropped), ending with an EOF token.
+
+    Raises ParseError on an unknown symbol, a malformed number or an unterminated string.
+    """
+    where = _Line(line, line_text, source)
+    out: list[Token] = []
+    i, n = 0, len(line_text)
+    while i < n:
+        ch = line_text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch == "#" or line_text.startswith("//", i):
+            break
+        if ch in "'\"":
+            token, i = _read_string(line_text, i, where)
+            out.append(token)
+            continue
+        m = _NUMBER_RE.match(line_text, i) if (ch.isdigit() or ch in "-.") else None
+        if m and ch.isascii():
+            end = m.end()
+            if end < n and _IDENT_CHAR.match(line_text, end):
+                bad = _IDENT_RE.match(line_text, end)
+                tail = bad.group() if bad else line_text[end]
+                raise where.error(f"invalid number '{m.group()}{tail}'", i + 1)
+            out.append(Token(NUMBER, m.group(), i + 1))
+            i = end
+            continue
+        m = _IDENT_RE.match(line_text, i)
+        if m:
+            out.append(Token(IDENT, m.group(), i + 1))
+            i = m.end()
+            continue
+        symbol = next((s for s in _SYMBOLS if line_text.startswith(s, i)), None)
+        if symbol is None:
+            raise where.error(f"unknown symbol {ch!r}", i + 1)
+        out.append(Token(symbol, symbol, i + 1))
+        i += len(symbol)
+    out.append(Token(EOF, "", out[-1].end if out else 1))
+    return out
+
+
+def _read_string(text: str, start: int, where: _Line) -> tuple[Token, int]:
+    """Read a quoted constant starting at `start`; backslash escapes the next character."""
+    quote = text[start]
+    chars: list[str] = []
+    i = start + 1
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            chars.append(_ESCAPES.get(text[i + 1], text[i + 1]))
+            i += 2
+            continue
+        if ch == quote:
+            return Token(STRING, text[start : i + 1], start + 1, "".join(chars)), i + 1
+        chars.append(ch)
+        i += 1
+    raise where.error(f"unterminated string: missing closing {quote}", start + 1)
+
+
+# --------------------------------------------------------------------------- dialect detection
+
+
+def _detect(tokens: list[Token]) -> Dialect | None:
+    """Dialect implied by the tokens of one line, or None when the line reads the same in both."""
+    toks = tokens[:-1]
+    if not toks:
+        return None
+    weighted = toks[0].kind == NUMBER
+    if weighted and len(toks) > 1 and toks[1].kind == ":":
+        return "psl"
+    kinds = {t.kind for t in toks}
+    if "=>" in kinds:
+        return "mln"
+    if "->" in kinds:
+        return "psl"
+    depth, has_and = 0, False
+    for i, t in enumerate(toks):
+        nxt = tokens[i + 1]
+        if t.kind == "(":
+            depth += 1
+        elif t.kind == ")":
+            depth -= 1
+        elif depth == 0 and t.kind == IDENT and t.text == "v" and i > 0 and nxt.kind != "(":
+            return "mln"
+        elif depth == 0 and t.kind == "^":
+            return "psl" if nxt.kind == NUMBER else "mln"
+        elif depth == 0 and t.kind == "&":
+            has_and = True
+    if has_and:
+        return "psl"
+    if weighted:
+        return "mln"
+    return None
+
+
+def _tie_break(tokens: list[Token]) -> Dialect:
+    """Dialect of an ambiguous line: Markov logic when a final '.' touches the ')', else PSL."""
+    if len(tokens) >= 3 and tokens[-2].kind == "." and tokens[-3].kind == ")":
+        if tokens[-3].end == tokens[-2].column:
+            return "mln"
+    return "psl"
+
+
+def detect_dialect(line: str) -> Dialect:
+    """Dialect of one rule line under the auto-detection rules in this module's docstring."""
+    tokens = tokenize(line)
+    return _detect(tokens) or _tie_break(tokens)
+
+
+# --------------------------------------------------------------------------- parser
+
+
+class _Parser:
+    """Recursive-descent parser of one tokenized line in a fixed dialect."""
+
+    def __init__(self, tokens: list[Token], dialect: Dialect, where: _Line) -> None:
+        self.tokens = tokens
+        self.pos = 0
+        self.dialect = dialect
+        self.where = where
+
+    # -- helpers
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.pos]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.tokens[min(self.pos + k, len(self.tokens) - 1)]
+
+    def advance(self) -> Token:
+        t = self.tokens[self.pos]
+        if t.kind != EOF:
+            self.pos += 1
+        return t
+
+    def fail(self, problem: str, token: Token | None = None) -> ParseError:
+        return self.where.error(problem, (token or self.tok).column)
+
+    def _is_literal_start(self, t: Token) -> bool:
+        return t.kind in _NEGATIONS or t.kind == IDENT
+
+    def _connective(self, t: Token) -> str | None:
+        """'and' / 'or' when `t` joins two literals in this dialect, else None."""
+        if t.kind == "&":
+            return "and"
+        if t.kind == "|":
+            return "or"
+        if self.dialect == "mln":
+            if t.kind == "^":
+                return "and"
+            if t.kind == IDENT and t.text == "v":
+                return "or"
+        return None
+
+    # -- grammar
+    def rule(self) -> Rule:
+        """rule := [weight (':' in PSL)] formula ['^' (1|2)] ['.']"""
+        if self.tok.kind == IDENT and self.peek().kind == ":":
+            raise self.fail(f"weight must be a number, got {self.tok.describe()}")
+        weight, weight_tok = self.weight()
+        body, head = self.formula()
+        squared = False
+        if self.tok.kind == "^":
+            squared = self.exponent(weight_tok)
+        hard = self.tok.kind == "."
+        if hard:
+            dot = self.advance()
+            if weight_tok is not None:
+                raise self.fail(
+                    "a weighted rule cannot end in '.': the final '.' marks a hard constraint, "
+                    "which has no weight",
+                    dot,
+                )
+        if self.tok.kind != EOF:
+            raise self.fail(f"unexpected {self.tok.describe()} after the end of the rule")
+        if weight_tok is None and not hard:
+            example = "'1.0: A(X) -> B(X)'" if self.dialect == "psl" else "'1.0 A(x) => B(x)'"
+            raise self.fail(
+                f"missing weight (e.g. {example}) or a final '.' for a hard constraint"
+            )
+        return Rule(body=body, head=head, weight=weight, squared=squared, dialect=self.dialect)
+
+    def weight(self) -> tuple[float | None, Token | None]:
+        if self.tok.kind != NUMBER:
+            return None, None
+        tok = self.advance()
+        value = float(tok.text)
+        if not math.isfinite(value):
+            raise self.fail(f"weight {tok.text} is too large (must be finite)", tok)
+        if self.dialect == "psl":
+            if self.tok.kind != ":":
+                raise self.fail(f"expected ':' after the weight {tok.text} (PSL: '{tok.text}: A(X) -> B(X)')")
+            self.advance()
+            if value < 0:
+                raise self.fail(f"weight must be >= 0 in PSL, got {tok.text}", tok)
+        elif self.tok.kind == ":":
+            raise self.fail("unexpected ':' after the weight (Markov logic writes '1.5 A(x) => B(x)')")
+        return value, tok
+
+    def exponent(self, weight_tok: Token | None) -> bool:
+        caret = self.advance()
+        if self.dialect == "mln":
+            raise self.fail("'^' followed by a number is PSL's exponent; in Markov logic '^' means 'and'", caret)
+        if weight_tok is None:
+            raise self.fail("'^1'/'^2' only follow a weighted rule (e.g. '1.0: A(X) ^2'); hard constraints have no exponent", caret)
+        tok = self.tok
+        if self._is_literal_start(tok):
+            raise self.fail("PSL writes 'and' as '&'; '^' is only the exponent '^1'/'^2' at the end of a rule", caret)
+        if tok.kind != NUMBER or tok.text not in ("1", "2"):
+            raise self.fail(f"expected 1 or 2 after '^' (linear or squared hinge), got {tok.describe()}")
+        self.advance()
+        return tok.text == "2"
+
+    def formula(self) -> tuple[tuple[Literal, ...], tuple[Literal, ...]]:
+        """formula := body arrow head | head  (body joined by 'and', head by 'or')."""
+        if self.tok.kind in ("->", "=>"):
+            raise self.fail(f"missing body before '{self.tok.text}'")
+        if self.tok.kind == "<=>":
+            raise self.fail("'<=>' (equivalence) is not supported: write two implications")
+        if not self._is_literal_start(self.tok):
+            raise self.fail(f"expected a literal such as A(X), got {self.tok.describe()}")
+        first, joins = self.literal_sequence()
+        if self.tok.kind == "<=>":
+            raise self.fail("'<=>' (equivalence) is not supported: write two implications")
+        if self.tok.kind in ("->", "=>"):
+            arrow = self.advance()
+            for kind, tok in joins:
+                if kind == "or":
+                    raise self.fail(
+                        f"disjunction {tok.text!r} is not allowed in the body (before '{arrow.text}'); "
+                        "split the rule or move the literal to the head",
+                        tok,
+                    )
+            if not self._is_literal_start(self.tok):
+                raise self.fail(f"missing head after '{arrow.text}'")
+            head, head_joins = self.literal_sequence()
+            for kind, tok in head_joins:
+                if kind == "and":
+                    raise self.fail(
+                        f"conjunction {tok.text!r} is not allowed in the head: split it into one rule per literal",
+                        tok,
+                    )
+            return tuple(first), tuple(head)
+        if any(kind == "and" for kind, _ in joins):
+            arrow = "->" if self.dialect == "psl" else "=>"
+            raise self.fail(f"missing '{arrow}' or head: a conjunction needs an implication, e.g. 'A & B {arrow} C'")
+        return (), tuple(first)
+
+    def literal_sequence(self) -> tuple[list[Literal], list[tuple[str, Token]]]:
+        """literal (connective literal)*, returning the literals and the connectives used."""
+        literals = [self.literal()]
+        joins: list[tuple[str, Token]] = []
+        while (kind := self._connective(self.tok)) is not None:
+            conn = self.advance()
+            if self.dialect == "mln" and conn.kind == "^" and self.tok.kind == NUMBER:
+                raise self.fail("'^' followed by a number is PSL's exponent; in Markov logic '^' means 'and'", conn)
+            if not self._is_literal_start(self.tok):
+                raise self.fail(f"expected a literal after {conn.text!r}, got {self.tok.describe()}")
+            joins.append((kind, conn))
+            literals.append(self.literal())
+        if self.tok.kind in (IDENT, STRING, NUMBER, "(") or self.tok.kind in _NEGATIONS:
+            hint = "'&' or '|'" if self.dialect == "psl" else "'^' or 'v'"
+            raise self.fail(f"expected a connective ({hint}) or the end of the rule, got {self.tok.describe()}")
+        return literals, joins
+
+    def literal(self) -> Literal:
+        """literal := ('~' | '!')* atom"""
+        negated = False
+        while self.tok.kind in _NEGATIONS:
+            self.advance()
+            negated = not negated
+        return Literal(self.atom(), negated)
+
+    def atom(self) -> Atom:
+        """atom := IDENT '(' [term (',' term)*] ')'"""
+        name = self.tok
+        if name.kind != IDENT:
+            raise self.fail(f"expected a predicate name, got {name.describe()}")
+        self.advance()
+        if self.tok.kind != "(":
+            raise self.fail(f"expected '(' after predicate name '{name.text}'")
+        self.advance()
+        args: list[Term] = []
+        if self.tok.kind == ")":
+            self.advance()
+            return Atom(name.text, ())
+        args.append(self.term())
+        while self.tok.kind == ",":
+            self.advance()
+            args.append(self.term())
+        if self.tok.kind != ")":
+            raise self.fail(f"expected ')' after arguments of '{name.text}', got {self.tok.describe()}")
+        self.advance()
+        return Atom(name.text, tuple(args))
+
+    def term(self) -> Term:
+        """term := variable | constant, named by the dialect's conventions."""
+        tok = self.tok
+        if tok.kind == STRING:
+            self.advance()
+            return Constant(tok.value)
+        if tok.kind == NUMBER:
+            self.advance()
+            return Constant(tok.text)
+        if tok.kind == IDENT:
+            self.advance()
+            if self.dialect == "mln" and tok.text[0].isupper():
+                return Constant(tok.text)
+            return Variable(tok.text)
+        kinds = "variable, quoted constant or number"
+        raise self.fail(f"expected an argument ({kinds}), got {tok.describe()}")
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _check_dialect(dialect: str) -> None:
+    if dialect not in DIALECTS:
+        raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines of `text` split on newlines only (so quoted control characters stay inside a line)."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def parse_rules(text: str, dialect: str = "auto", source: str | None = None) -> list[Rule]:
+    """Parse one rule per non-empty line (``#``/``//`` comments and blank lines skipped).
+
+    `dialect` is "psl", "mln" or "auto" (detected per line, see the module docstring).
+    Errors raise ParseError naming `source`, the line within `text` and the column.
+    """
+    _check_dialect(dialect)
+    lines = [_Line(i + 1, t, source) for i, t in enumerate(_split_lines(text))]
+    tokenized: list[list[Token] | ParseError] = []
+    for line in lines:
+        try:
+            tokenized.append(tokenize(line.text, line.number, source))
+        except ParseError as e:
+            tokenized.append(e)
+    dialects: list[Dialect | None] = []
+    for toks in tokenized:
+        if isinstance(toks, ParseError) or len(toks) == 1:
+            dialects.append(None)
+        else:
+            dialects.append(dialect if dialect != "auto" else _detect(toks))  # type: ignore[arg-type]
+    decided = {d for d in dialects if d is not None}
+    fallback = next(iter(decided)) if len(decided) == 1 else None
+    rules: list[Rule] = []
+    for line, toks, d in zip(lines, tokenized, dialects):
+        if isinstance(toks, ParseError):
+            raise toks
+        if len(toks) == 1:  # blank or comment-only
+            continue
+        rules.append(_Parser(toks, d or fallback or _tie_break(toks), line).rule())
+    return rules
+
+
+def parse_rule(text: str, dialect: str = "auto", source: str | None = None) -> Rule:
+    """Parse exactly one rule (comments allowed); see `parse_rules` for the syntax and dialects."""
+    rules = parse_rules(text, dialect, source)
+    if not rules:
+        lines = _split_lines(text)
+        raise ParseError("empty rule: expected a rule such as '1.0: A(X) -> B(X)'", 1, 1, lines[0], source)
+    if len(rules) > 1:
+        lines = _split_lines(text)
+        second = [i for i, t in enumerate(lines) if len(tokenize(t, i + 1, source)) > 1][1]
+        raise ParseError("expected one rule, found a second one", second + 1, 1, lines[second], source)
+    return rules[0]
+
+
+def parse_rules_file(path: str | Path, dialect: str = "auto") -> list[Rule]:
+    """Read and parse a rules file (UTF-8); errors name the file, line and column."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read rules file: {e}", file=str(p)) from None
+    return parse_rules(text, dialect, source=str(p))
