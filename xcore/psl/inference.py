@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
 
 from xcore.errors import XcoreError
 from xcore.psl.program import HingeProgram
@@ -35,7 +36,17 @@ class MAPResult:
 
 def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | None = None,
                   tol: float = 1e-10, max_iter: int = 20000) -> MAPResult:
-    """Minimise the energy; `y0` warm-starts (e.g. from a previous solution)."""
+    """Minimise the energy; `y0` warm-starts (e.g. from a previous solution).
+
+    BLAS is held to one thread: these solves are sparse and small per call, and idle BLAS threads
+    spinning on a 2-core machine made them 10-60x slower (bench/psl_esms_parallel.py).
+    """
+    with threadpool_limits(1, user_api="blas"):
+        return _map_inference(prog, method, y0, tol, max_iter)
+
+
+def _map_inference(prog: HingeProgram, method: str, y0: np.ndarray | None, tol: float,
+                   max_iter: int) -> MAPResult:
     if method == "auto":
         method = "lbfgs" if prog.smooth else "qp"
     if method == "lbfgs":

@@ -131,7 +131,15 @@ def build_pieces(A: sp.csr_matrix, b: np.ndarray, squared: np.ndarray | bool,
 
 
 def _log_segment_integrals(w: float, lo, hi, alpha, beta, gamma) -> np.ndarray:
-    """log of int_lo^hi exp(-w (alpha t^2 + beta t + gamma)) dt, per segment, stably."""
+    """log of int_lo^hi exp(-w (alpha t^2 + beta t + gamma)) dt, per segment, stably.
+
+    A piece whose integral underflows gives -inf (it then adds nothing to log Z).
+    """
+    with np.errstate(divide="ignore"):
+        return _log_segment_integrals_unchecked(w, lo, hi, alpha, beta, gamma)
+
+
+def _log_segment_integrals_unchecked(w: float, lo, hi, alpha, beta, gamma) -> np.ndarray:
     out = np.full(len(lo), -np.inf)
     length = hi - lo
     ok = length > 0
