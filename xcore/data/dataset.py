@@ -184,6 +184,9 @@ class RelationalDataset:
 def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict:
     """Check every table against the schema and return clean copies (no provenance columns)."""
     for pred in tables:
+        if not isinstance(tables[pred], Mapping):
+            raise DataError(f"tables[{pred!r}] must map partitions ({', '.join(PARTITIONS)}) to tables, "
+                            f"got {type(tables[pred]).__name__}")
         if pred not in schema:
             file = _first_file(tables[pred])
             raise DataError(f"unknown predicate {pred!r} (not declared in the schema)", file=file)
@@ -261,7 +264,7 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
         raise DataError(f"{p.name}: truth value {v[i]} is outside [0, 1]", file=file, line=line)
     clean = args.assign(value=v)
     clean["_file"], clean["_line"] = _provenance(df, p, part)
-    if cols and len(clean) > 1:
+    if cols and len(clean) > 1 and clean.duplicated(subset=cols).any():
         firsts = clean.drop_duplicates(subset=cols, keep="first")[[*cols, "value"]]
         ref = clean[cols].merge(firsts, on=cols, how="left")["value"].to_numpy()
         differs = ~((ref == v) | (np.isnan(ref) & np.isnan(v)))

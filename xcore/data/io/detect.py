@@ -1,0 +1,151 @@
+"""One entry point, `load`: detect the format of a path, folder, upload or zip and load it.
+
+Formats (the `fmt` names): ``psl`` (manifest + tab files), ``long_csv``, ``prolog``,
+``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
+long CSV with that schema when the only data file is one); ``.b``/``.f``/``.n``/``.pl`` files
+mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
+``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
+tab-separated fields are triples; a ``.tsv`` otherwise is a table. Anything else raises
+`DataError` naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from xcore.data.dataset import RelationalDataset
+from xcore.data.io.archive import is_zip, load_zip
+from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
+from xcore.data.io.limits import Limits
+from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
+from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
+from xcore.data.io.prolog import ROLES, prolog_from_files
+from xcore.data.io.psl_folder import is_psl_data_file, psl_from_files
+from xcore.data.io.tabular import tabular_from_bytes
+from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
+from xcore.errors import DataError
+
+FORMATS = ("psl", "long_csv", "prolog", "triples", "tabular", "zip")
+KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", *ROLES)
+OPTIONS = {
+    "psl": set(),
+    "long_csv": {"schema"},
+    "prolog": set(),
+    "triples": {"roles", "default_role"},
+    "tabular": {"label", "sep", "header", "missing"},
+}
+"""Keyword options each format accepts (besides `limits`)."""
+
+_TABLES = (".csv", ".data")
+
+
+def load(source: Source, name: str | None = None, fmt: str = "auto", *,
+         limits: Limits | None = None, **options: Any) -> RelationalDataset:
+    """Load a dataset from a file or folder path, ``(filename, bytes)`` or a list of uploads.
+
+    `fmt` is "auto" (detect) or one of `FORMATS`; `options` go to the format's loader
+    (``schema`` for long_csv; ``roles``, ``default_role`` for triples; ``label``, ``sep``,
+    ``header``, ``missing`` for tabular). Every problem raises `DataError` naming the file.
+    """
+    if fmt != "auto" and fmt not in FORMATS:
+        raise DataError(f"unknown format {fmt!r}; use auto or one of {', '.join(FORMATS)}")
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_file() \
+            and basename(str(source)).lower() in MANIFEST_NAMES:
+        source = Path(source).parent
+    label = source_label(source)
+    files = read_source(source, limits, suffixes=KNOWN_SUFFIXES)
+    if not files:
+        raise DataError(f"no data files found (looked for {', '.join(KNOWN_SUFFIXES)})",
+                        file=str(source) if isinstance(source, (str, os.PathLike)) else label)
+    if fmt == "zip" or (fmt == "auto" and len(files) == 1 and _is_zip_file(*next(iter(files.items())))):
+        if len(files) != 1:
+            raise DataError("expected a single zip file", file=label)
+        return load_zip(next(iter(files.items())), name, limits=limits, **options)
+    return load_files(files, fmt, name, default_name=label, limits=limits, **options)
+
+
+def _is_zip_file(file: str, data: bytes) -> bool:
+    return suffix(file) == ".zip" or is_zip(data)
+
+
+def detect_format(files: FileSet) -> str:
+    """The format of a file set (see the module docstring); unknown -> DataError naming a file."""
+    if not files:
+        raise DataError("no data files found")
+    names = sorted(files)
+    tables = [n for n in names if suffix(n) in _TABLES]
+    if find_manifest(files):
+        if not any(is_psl_data_file(n) for n in names) and len(tables) == 1 \
+                and looks_like_long_csv(files[tables[0]]):
+            return "long_csv"
+        return "psl"
+    if any(suffix(n) in ROLES for n in names):
+        return "prolog"
+    if tables:
+        if len(tables) > 1:
+            raise DataError(f"several tables ({', '.join(basename(t) for t in tables)}); "
+                            f"load one at a time", file=tables[1])
+        return "long_csv" if looks_like_long_csv(files[tables[0]]) else "tabular"
+    texts = [n for n in names if suffix(n) in (".txt", ".tsv")]
+    if any(is_psl_data_file(n) for n in texts):
+        raise DataError("looks like a PSL folder but has no manifest.yaml or manifest.json",
+                        file=next(n for n in texts if is_psl_data_file(n)))
+    data_texts = [n for n in texts if DEFAULT_ROLES.get(stem(n).lower()) != "skip"]
+    if data_texts and all(looks_like_triples(files[n]) for n in data_texts):
+        return "triples"
+    if len(data_texts) == 1 and suffix(data_texts[0]) == ".tsv":
+        return "tabular"
+    raise DataError("unknown data format: expected a PSL folder with a manifest, Prolog "
+                    "(.b/.f/.n/.pl), a CSV, tab-separated triples or a zip of these", file=names[0])
+
+
+def load_files(files: FileSet, fmt: str = "auto", name: str | None = None, *,
+               default_name: str = "dataset", limits: Limits | None = None,
+               **options: Any) -> RelationalDataset:
+    """Load an in-memory file set in the given (or detected, for "auto") format.
+
+    `name` overrides the dataset name; otherwise a manifest's name or `default_name` is used.
+    """
+    if fmt == "auto":
+        fmt = detect_format(files)
+    if fmt == "zip":
+        raise DataError("a zip inside a zip is not supported")
+    if fmt not in OPTIONS:
+        raise DataError(f"unknown format {fmt!r}; use auto or one of {', '.join(FORMATS)}")
+    extra = set(options) - OPTIONS[fmt]
+    if extra:
+        raise DataError(f"option(s) {', '.join(sorted(extra))} do not apply to {fmt} data; "
+                        f"{fmt} accepts {', '.join(sorted(OPTIONS[fmt])) or 'no options'}")
+    if fmt == "psl":
+        return psl_from_files(files, name, default_name, limits)
+    if fmt == "prolog":
+        return prolog_from_files({k: v for k, v in files.items() if suffix(k) in ROLES},
+                                 name or default_name, limits)
+    if fmt == "triples":
+        texts = {k: v for k, v in files.items() if suffix(k) in (".txt", ".tsv")}
+        return triples_from_files(texts, name or default_name, options.get("roles"),
+                                  options.get("default_role", "obs"), limits)
+    table = _single_table(files, fmt)
+    if fmt == "tabular":
+        return tabular_from_bytes(files[table], table, name or default_name, limits=limits, **options)
+    schema, description = None, ""
+    if options.get("schema") is not None:
+        schema, manifest = schema_from(options["schema"], limits)
+        description = manifest.description if manifest else ""
+    elif (mkey := find_manifest(files)) is not None:
+        manifest = parse_manifest(files[mkey], mkey, limits)
+        schema, description = schema_from(manifest.predicates)[0], manifest.description
+        name = name or manifest.name
+    return long_csv_from_bytes(files[table], table, name or default_name, schema, description, limits)
+
+
+def _single_table(files: FileSet, fmt: str) -> str:
+    tables = [n for n in sorted(files) if suffix(n) in (*_TABLES, ".tsv")]
+    if len(tables) == 1:
+        return tables[0]
+    if len(files) == 1:
+        return next(iter(files))
+    raise DataError(f"{fmt} data needs exactly one table file, found {len(tables)}",
+                    file=tables[0] if tables else None)

@@ -1,0 +1,205 @@
+"""Dataset manifests (``manifest.yaml`` or ``manifest.json``): name, description and predicates.
+
+Format::
+
+    name: friends_smokers
+    description: Who smokes, and who gets cancer?
+    predicates:
+      - {name: friends, arity: 2, types: [person, person], closed: true,
+         explainable: true, template: "{0} is friends with {1}"}
+
+`predicates` may also be a mapping from name to the other fields. Only ``yaml.safe_load`` and
+``json.loads`` read manifests; every field is type-checked, and problems raise `DataError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+import yaml
+
+from xcore.data.io.files import FileSet, basename, decode_text, read_source, suffix
+from xcore.data.io.limits import DEFAULT_LIMITS, Limits
+from xcore.data.schema import Predicate, Schema
+from xcore.errors import DataError
+
+MANIFEST_NAMES = ("manifest.yaml", "manifest.yml", "manifest.json")
+MAX_ARITY = 64
+
+_PRED_KEYS = {"name", "arity", "types", "closed", "explainable", "template", "description"}
+
+
+@dataclass
+class Manifest:
+    """A parsed manifest: dataset name (None if absent), description and predicates."""
+
+    name: str | None
+    description: str
+    predicates: list[Predicate] = field(default_factory=list)
+    file: str = "manifest.yaml"
+
+
+SchemaLike = Union[Schema, Sequence[Predicate], str, os.PathLike, tuple[str, bytes]]
+"""A schema given to a loader: a Schema, a list of predicates, or a manifest path or upload."""
+
+
+def find_manifest(files: FileSet) -> str | None:
+    """Key of the single manifest in a file set, None if there is none; two -> DataError."""
+    found = [k for k in files if basename(k).lower() in MANIFEST_NAMES]
+    if len(found) > 1:
+        raise DataError(f"several manifests ({', '.join(basename(f) for f in found)}); keep one",
+                        file=found[1])
+    return found[0] if found else None
+
+
+def parse_manifest(data: bytes, file: str, limits: Limits | None = None) -> Manifest:
+    """Parse and check a YAML or JSON manifest (JSON when the file name ends in .json)."""
+    limits = limits or DEFAULT_LIMITS
+    if len(data) > limits.max_manifest_bytes:
+        raise DataError(f"manifest is {len(data):,} bytes, above the limit of "
+                        f"{limits.max_manifest_bytes:,}", file=file)
+    text = decode_text(data, file)
+    doc = _parse_json(text, file) if suffix(file) == ".json" else _parse_yaml(text, file)
+    if not isinstance(doc, dict):
+        raise DataError("manifest must be a mapping with a 'predicates' entry", file=file)
+    name = _opt_str(doc, "name", file)
+    description = _opt_str(doc, "description", file) or ""
+    raw = doc.get("predicates")
+    if isinstance(raw, dict):
+        raw = [{"name": k, **v} if isinstance(v, dict) else {"name": k, "_bad": v} for k, v in raw.items()]
+    if not isinstance(raw, list) or not raw:
+        raise DataError("manifest needs a non-empty 'predicates' list", file=file)
+    preds = [_predicate(entry, i, file) for i, entry in enumerate(raw)]
+    seen: set[str] = set()
+    for p in preds:
+        if p.name in seen:
+            raise DataError(f"predicate {p.name} declared twice", file=file)
+        seen.add(p.name)
+    return Manifest(name=name, description=description, predicates=preds, file=file)
+
+
+def _parse_yaml(text: str, file: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        line = e.problem_mark.line + 1 if e.problem_mark is not None else None
+        raise DataError(f"not valid YAML: {e.problem or e}", file=file, line=line) from None
+    except Exception as e:  # noqa: BLE001 - any failure of a foreign parser is a data problem
+        raise DataError(f"not valid YAML: {type(e).__name__}: {e}", file=file) from None
+
+
+def _parse_json(text: str, file: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"not valid JSON: {e.msg}", file=file, line=e.lineno) from None
+    except Exception as e:  # noqa: BLE001 - RecursionError, ValueError (huge ints), ...
+        raise DataError(f"not valid JSON: {type(e).__name__}", file=file) from None
+
+
+def _opt_str(doc: dict, key: str, file: str) -> str | None:
+    v = doc.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+        raise DataError(f"manifest field {key!r} must be text", file=file)
+    return str(v)
+
+
+def _predicate(entry: object, i: int, file: str) -> Predicate:
+    where = f"predicate #{i + 1}"
+    if not isinstance(entry, dict):
+        raise DataError(f"{where} must be a mapping with name, arity, types, ...", file=file)
+    extra = set(map(str, entry)) - _PRED_KEYS
+    if extra:
+        raise DataError(f"{where}: unknown field(s) {', '.join(sorted(extra))}; "
+                        f"allowed: {', '.join(sorted(_PRED_KEYS))}", file=file)
+    name = entry.get("name")
+    if not isinstance(name, str):
+        raise DataError(f"{where}: 'name' must be text", file=file)
+    where = f"predicate {name!r}"
+    types = entry.get("types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) > MAX_ARITY or not all(
+                isinstance(t, str) and t.strip() for t in types):
+            raise DataError(f"{where}: 'types' must be a list of type names", file=file)
+    arity = entry.get("arity", None if types is None else len(types))
+    if isinstance(arity, str) and arity.strip().isdigit() and len(arity) < 4:
+        arity = int(arity)
+    if isinstance(arity, bool) or not isinstance(arity, int) or not 0 <= arity <= MAX_ARITY:
+        raise DataError(f"{where}: 'arity' must be a whole number from 0 to {MAX_ARITY}", file=file)
+    flags = {}
+    for key in ("closed", "explainable"):
+        v = entry.get(key, True)
+        if not isinstance(v, bool):
+            raise DataError(f"{where}: {key!r} must be true or false", file=file)
+        flags[key] = v
+    texts = {}
+    for key in ("template", "description"):
+        v = entry.get(key)
+        if v is not None and not isinstance(v, str):
+            raise DataError(f"{where}: {key!r} must be text", file=file)
+        texts[key] = v
+    template = texts["template"] or None
+    if template:
+        _check_template(template, arity, where, file)
+    try:
+        return Predicate(name=name, arity=arity, types=tuple(t.strip() for t in types or ()),
+                         closed=flags["closed"], explainable=flags["explainable"], template=template,
+                         description=texts["description"] or "")
+    except DataError as e:
+        raise DataError(e.problem, file=file) from None
+
+
+def _check_template(template: str, arity: int, where: str, file: str) -> None:
+    """Templates may only use plain fields {0}..{arity-1} (no format specs: those can be abused)."""
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as e:
+        raise DataError(f"{where}: template {template!r} is malformed ({e})", file=file) from None
+    for _, fname, spec, conv in fields:
+        if fname is None:
+            continue
+        if spec or conv or not fname.isdigit() or int(fname) >= arity:
+            raise DataError(f"{where}: template {template!r} may only use the fields "
+                            f"{{0}}..{{{arity - 1}}}" if arity else
+                            f"{where}: template {template!r} of a 0-ary predicate has a field",
+                            file=file)
+
+
+# ---------------------------------------------------------------------- writing
+def manifest_dict(name: str, description: str, predicates: Sequence[Predicate]) -> dict[str, Any]:
+    """The manifest content of a dataset as plain data."""
+    return {"name": name, "description": description, "predicates": [p.to_dict() for p in predicates]}
+
+
+def write_manifest(ds: Any, path: str | os.PathLike) -> Path:
+    """Write the schema of a `RelationalDataset` as a manifest (JSON if `path` ends in .json)."""
+    path = Path(path)
+    doc = manifest_dict(ds.name, ds.description, ds.predicates)
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    else:
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def schema_from(schema: SchemaLike, limits: Limits | None = None) -> tuple[Schema, Manifest | None]:
+    """A Schema from a Schema, a list of predicates, or a manifest path/upload (then also it)."""
+    if isinstance(schema, Schema):
+        return schema, None
+    if isinstance(schema, (list, tuple)) and all(isinstance(p, Predicate) for p in schema) and (
+            not schema or not isinstance(schema[0], str)):
+        return Schema.of(list(schema)), None
+    files = read_source(schema, limits, suffixes=(".yaml", ".yml", ".json"))  # type: ignore[arg-type]
+    file = find_manifest(files) or (next(iter(files)) if len(files) == 1 else None)
+    if file is None:
+        raise DataError("no manifest (manifest.yaml or manifest.json) found for the schema")
+    data = files[file]
+    m = parse_manifest(data, file, limits)
+    return Schema.of(m.predicates), m

@@ -1,0 +1,350 @@
+"""Prolog fact files in the Aleph convention: ``.b`` background, ``.f`` positives, ``.n`` negatives.
+
+Only ground facts are read. ``%`` and ``/* */`` comments and directives (``:-``, ``?-``, ``!-``,
+also over several lines) are skipped, except that Aleph ``modeh``/``modeb`` declarations give
+argument types (``+car`` -> type ``car``). Several clauses may share a line. Arguments may be
+atoms, quoted atoms (unquoted on reading), numbers (kept as written), or lists and compound
+terms (kept as their text without spaces, e.g. ``[a,b]``). A rule or a variable raises
+`DataError` naming file and line.
+
+``.b`` and ``.pl`` facts become observations with value 1; ``.f`` atoms become targets with
+truth 1 and ``.n`` atoms targets with truth 0 (their predicates are open). A name used with two
+arities (``shape/1`` and ``shape/2``) keeps its name for the arity with more facts; the other
+becomes ``shape_1`` (its description says ``Prolog predicate shape/1``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
+from xcore.data.io.files import FileSet, Source, decode_text, read_source, source_label, suffix, unique_names
+from xcore.data.io.limits import Limits
+from xcore.data.schema import Predicate
+from xcore.errors import DataError
+
+ROLES = {".b": "background", ".pl": "background", ".f": "positive", ".n": "negative"}
+"""File role by extension."""
+
+# Possessive quantifiers (*+, ++) keep every pattern linear: no backtracking, no ReDoS.
+_QUOTED = r"'(?:[^'\\\n]|\\.|'')*+'|\"(?:[^\"\\\n]|\\.|\"\")*+\""
+_STRIP = re.compile(rf"{_QUOTED}|%[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?")
+_SCAN = re.compile(rf"\s*+(?:(?P<c>(?:{_QUOTED}|[^'\".]|\.(?![\s]|$))++\.)(?=\s|$)|(?P<bad>\S))")
+_FAST = re.compile(r"^([a-z][A-Za-z0-9_]*)\s*(?:\(([^()\[\]'\"]*)\))?\s*\.$")
+_SIMPLE_ARG = re.compile(r"^(?:[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$")
+_TOKEN = re.compile(rf"""\s*(?:(?P<q>{_QUOTED})|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
+    |(?P<atom>[a-z][A-Za-z0-9_]*)|(?P<var>[A-Z_][A-Za-z0-9_]*)|(?P<punct>[()\[\],|])
+    |(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
+_MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
+_MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
+
+
+@dataclass
+class PrologFacts:
+    """Ground facts of one file grouped by (name, arity), plus types from mode declarations."""
+
+    atoms: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = field(default_factory=dict)
+    modes: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+
+
+def load_prolog(source: Source, name: str | None = None, *,
+                limits: Limits | None = None) -> RelationalDataset:
+    """Load Prolog fact files (a folder, a file, or uploads); roles come from the extensions."""
+    files = read_source(source, limits, suffixes=tuple(ROLES))
+    return prolog_from_files(files, name or source_label(source), limits)
+
+
+def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -> RelationalDataset:
+    """Build a dataset from in-memory Prolog files (``.b``/``.pl``, ``.f``, ``.n``)."""
+    parsed: list[tuple[str, str, PrologFacts]] = []
+    for file in sorted(files):
+        role = ROLES.get(suffix(file))
+        if role is None:
+            raise DataError("not a Prolog fact file (expected .b, .pl, .f or .n)", file=file)
+        parsed.append((file, role, parse_prolog(decode_text(files[file], file), file)))
+    if not any(f.atoms for _, _, f in parsed):
+        raise DataError("no ground facts found", file=parsed[0][0] if parsed else name)
+    names = _predicate_names(parsed)
+    check_predicate_count(len(names), limits, parsed[0][0])
+    modes: dict[tuple[str, int], tuple[str, ...]] = {}
+    open_keys: set[tuple[str, int]] = set()
+    for _, role, facts in parsed:
+        for key, types in facts.modes.items():
+            modes.setdefault(key, types)
+        if role != "background":
+            open_keys.update(facts.atoms)
+    preds = []
+    for key, pname in names.items():
+        types = modes.get(key, ())
+        renamed = pname != key[0]
+        preds.append(Predicate(pname, key[1], types=types, closed=key not in open_keys,
+                               description=f"Prolog predicate {key[0]}/{key[1]}" if renamed else ""))
+    parts: Parts = {}
+    for file, role, facts in parsed:
+        for key, (rows, lines) in facts.atoms.items():
+            args = list(zip(*rows)) if key[1] else []
+            ln = np.asarray(lines, dtype=np.int64)
+            if role == "background":
+                add(parts, names[key], "obs", atom_frame(args, None, file, ln))
+            else:
+                add(parts, names[key], "targets", atom_frame(args, None, file, ln))
+                add(parts, names[key], "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
+    return build_dataset(preds, parts, name)
+
+
+def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[str, int], str]:
+    """Final predicate name of each (name, arity), renaming arity clashes (see module doc)."""
+    counts: Counter = Counter()
+    for _, _, facts in parsed:
+        for key, (rows, _) in facts.atoms.items():
+            counts[key] += len(rows)
+    by_name: dict[str, list[tuple[str, int]]] = {}
+    for key in counts:
+        by_name.setdefault(key[0], []).append(key)
+    taken = {k[0] for k in counts}
+    out: dict[tuple[str, int], str] = {}
+    for base, keys in by_name.items():
+        keep = max(keys, key=lambda k: (counts[k], k[1]))
+        for key in keys:
+            if key == keep:
+                out[key] = base
+            else:
+                new = unique_names([*sorted(taken), f"{base}_{key[1]}"])[-1]
+                taken.add(new)
+                out[key] = new
+    return out
+
+
+# ---------------------------------------------------------------------- parsing
+def parse_prolog(text: str, file: str) -> PrologFacts:
+    """Ground facts and mode types of a Prolog text; rules and variables raise DataError."""
+    try:
+        text = _STRIP.sub(_strip_comment, text)
+    except _Unterminated as e:
+        raise DataError("unterminated /* comment", file=file, line=text.count("\n", 0, e.args[0]) + 1) from None
+    out = PrologFacts()
+    line, prev = 1, 0
+    for m in _SCAN.finditer(text):
+        start = m.start("c") if m["c"] is not None else m.start("bad")
+        line += text.count("\n", prev, start)
+        prev = start
+        if m["bad"] is not None:
+            raise DataError(_scan_problem(text, start), file=file, line=line)
+        clause = m["c"]
+        if clause[:2] in (":-", "?-", "!-"):
+            mode = _MODE.match(clause)
+            if mode:
+                _record_mode(out, mode)
+            continue
+        name, args = _parse_fact(clause, file, line)
+        rows, lines = out.atoms.setdefault((name, len(args)), ([], []))
+        rows.append(args)
+        lines.append(line)
+    return out
+
+
+def _scan_problem(text: str, start: int) -> str:
+    """Why no clause could be read at `start`: an unterminated quote or a missing end dot."""
+    rest = text[start:text.find("\n", start) if "\n" in text[start:] else len(text)]
+    unquoted = re.sub(_QUOTED, "", rest)
+    if "'" in unquoted or '"' in unquoted:
+        return "unterminated quoted atom"
+    return (f"cannot read {_short(rest)!r}: every clause must end with '.' followed by a space "
+            f"or line break")
+
+
+class _Unterminated(Exception):
+    """Raised inside re.sub for a /* comment without */ (carries its offset)."""
+
+
+def _strip_comment(m: re.Match) -> str:
+    s = m.group(0)
+    if s.startswith("%"):
+        return ""
+    if s.startswith("/*"):
+        if len(s) < 4 or not s.endswith("*/"):
+            raise _Unterminated(m.start())
+        return "\n" * s.count("\n")
+    return s
+
+
+def _record_mode(out: PrologFacts, mode: re.Match) -> None:
+    args = mode[2].split(",") if mode[2].strip() else []
+    types = [_MODE_ARG.match(a) for a in args]
+    if all(types):
+        out.modes.setdefault((mode[1], len(args)), tuple(t[1] for t in types))  # type: ignore[index]
+
+
+def _parse_fact(clause: str, file: str, line: int) -> tuple[str, tuple[str, ...]]:
+    fast = _FAST.match(clause)
+    if fast:
+        if fast[2] is None:
+            return fast[1], ()
+        args = tuple(a.strip() for a in fast[2].split(","))
+        if all(_SIMPLE_ARG.match(a) for a in args):
+            return fast[1], args
+    return _parse_fact_slow(clause[:-1], file, line)
+
+
+def _tokens(body: str, file: str, line: int) -> list[tuple[str, str]]:
+    toks, pos = [], 0
+    body = body.rstrip()
+    while pos < len(body):
+        m = _TOKEN.match(body, pos)
+        if m is None or m.end() == pos:
+            bad = body[pos:].lstrip()[:1]
+            raise DataError(f"cannot read {bad!r} in {_short(body)}", file=file,
+                            line=line + body.count("\n", 0, pos))
+        kind = m.lastgroup or ""
+        toks.append((kind, m[kind]))
+        pos = m.end()
+    return toks
+
+
+def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, ...]]:
+    toks = _tokens(body, file, line)
+    for kind, text in toks:
+        if kind == "sym" and (":-" in text or "-->" in text):
+            raise DataError(f"a rule, not a fact: {_short(body)} (only ground facts are supported)",
+                            file=file, line=line)
+        if kind == "var":
+            raise DataError(f"variable {text} in {_short(body)}: only ground facts are supported",
+                            file=file, line=line)
+    if not toks or toks[0][0] not in ("atom", "q"):
+        raise DataError(f"not a fact: {_short(body)}", file=file, line=line)
+    name = _unquote(toks[0][1]) if toks[0][0] == "q" else toks[0][1]
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        raise DataError(f"predicate name {name!r} is not valid (letters, digits and _ only)",
+                        file=file, line=line)
+    if len(toks) == 1:
+        return name, ()
+    if toks[1] != ("punct", "(") or toks[-1] != ("punct", ")"):
+        raise DataError(f"not a fact: {_short(body)}", file=file, line=line)
+    args: list[str] = []
+    depth, current = 0, []
+    for kind, text in toks[2:-1]:
+        if kind == "punct" and text in "([":
+            depth += 1
+        elif kind == "punct" and text in ")]":
+            depth -= 1
+            if depth < 0:
+                raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
+        if depth == 0 and (kind, text) == ("punct", ","):
+            args.append(_arg_text(current, body, file, line))
+            current = []
+        else:
+            current.append((kind, text))
+    if depth != 0:
+        raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
+    args.append(_arg_text(current, body, file, line))
+    return name, tuple(args)
+
+
+def _arg_text(toks: list[tuple[str, str]], body: str, file: str, line: int) -> str:
+    if not toks:
+        raise DataError(f"empty argument in {_short(body)}", file=file, line=line)
+    if len(toks) == 1 and toks[0][0] == "q":
+        text = _unquote(toks[0][1])
+        if not text.strip():
+            raise DataError(f"blank quoted argument in {_short(body)}", file=file, line=line)
+        return text
+    words = ("q", "num", "atom", "var")
+    for (k1, _), (k2, t2) in zip(toks, toks[1:]):
+        if k1 in words and k2 in words:
+            raise DataError(f"missing comma or operator before {t2!r} in {_short(body)}",
+                            file=file, line=line)
+    return "".join(t for _, t in toks)
+
+
+def _unquote(tok: str) -> str:
+    q = tok[0]
+    inner = tok[1:-1].replace(q + q, q)
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), inner)
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+# ---------------------------------------------------------------------- writing
+_BARE = re.compile(r"^(?:[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$")
+
+
+def prolog_term(values: pd.Series) -> pd.Series:
+    """Constants as Prolog terms: bare atoms and numbers as they are, anything else quoted."""
+    s = values.astype(str).reset_index(drop=True)
+    bare = s.str.match(_BARE.pattern).to_numpy(dtype=bool)
+    quoted = "'" + s.str.replace("\\", "\\\\", regex=False).str.replace("'", "\\'", regex=False) \
+        .str.replace("\n", "\\n", regex=False).str.replace("\t", "\\t", regex=False) + "'"
+    return s.where(bare, quoted)
+
+
+def _functor(name: str) -> str:
+    return name if re.match(r"^[a-z][A-Za-z0-9_]*$", name) else f"'{name}'"
+
+
+def _fact_lines(p: Predicate, table: pd.DataFrame) -> list[str]:
+    head = _functor(p.name)
+    if p.arity == 0:
+        return [f"{head}."] * len(table)
+    args = prolog_term(table["a0"])
+    for c in p.columns[1:]:
+        args = args.str.cat(prolog_term(table[c]), sep=",")
+    return list(head + "(" + args + ").")
+
+
+def _same_atoms(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> bool:
+    """Whether two (deduplicated) atom tables hold the same atoms."""
+    if len(a) != len(b):
+        return False
+    return not cols or not len(a) or len(a[cols].merge(b[cols], on=cols)) == len(a)
+
+
+def write_prolog(ds: RelationalDataset, path: str | os.PathLike, stem_name: str = "train") -> list[Path]:
+    """Write ``<stem>.b`` (observations, with mode declarations), ``.f`` and ``.n`` (targets).
+
+    Raises DataError when the dataset does not fit Aleph files: observations must have value 1,
+    targets must be exactly the truth atoms, with truth 0 or 1.
+    """
+    folder = Path(path)
+    header = [f"% {' '.join(str(ds.name).split())}: written by xcore"]
+    b: list[str] = []
+    f: list[str] = []
+    n: list[str] = []
+    for p in ds.predicates:
+        if p.arity and re.match(r"^[a-z][A-Za-z0-9_]*$", p.name) and all(
+                re.match(r"^[a-z][A-Za-z0-9_]*$", t) for t in p.types):
+            modes = ",".join("+" + t for t in p.types)
+            header.append(f":- {'modeh' if not p.closed else 'modeb'}(*,{p.name}({modes})).")
+        obs, tgt, truth = (ds.table(p.name, part) for part in ("obs", "targets", "truth"))
+        if (obs["value"] != 1.0).any():
+            raise DataError(f"cannot write {p.name} to Prolog: an observation has a value other than 1")
+        if not _same_atoms(tgt, truth, p.columns):
+            raise DataError(f"cannot write {p.name} to Prolog: targets and truth atoms differ")
+        if tgt["value"].notna().any():
+            raise DataError(f"cannot write {p.name} to Prolog: targets have initial values")
+        if not truth["value"].isin([0.0, 1.0]).all():
+            raise DataError(f"cannot write {p.name} to Prolog: a truth value is not 0 or 1")
+        b.extend(_fact_lines(p, obs))
+        f.extend(_fact_lines(p, truth[truth["value"] == 1.0]))
+        n.extend(_fact_lines(p, truth[truth["value"] == 0.0]))
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for ext, lines in ((".b", header + b), (".f", f), (".n", n)):
+        target = folder / f"{stem_name}{ext}"
+        if ext != ".b" and not lines:
+            target.unlink(missing_ok=True)
+            continue
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+        out.append(target)
+    return out

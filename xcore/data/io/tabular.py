@@ -1,0 +1,148 @@
+"""Tabular CSV: feature columns plus a label column, for the classifier page.
+
+The result keeps ``tabular`` (the cleaned table: column names sanitised like predicate names,
+``?`` and empty cells as NaN, all-numeric columns converted to numbers) and ``label`` (the
+sanitised label column; default the last column). Its relational view has one binary predicate
+per feature column, ``<col>(Row, Value)`` (observations), and ``<label>(Row, Class)`` whose atoms
+are targets with truth 1. Rows are the constants ``r1, r2, ...`` (row ``i`` of ``tabular`` is
+``r{i+1}``); missing cells give no atom. Quoted fields (with commas or line breaks) are read as
+CSV; the separator is detected from the header (comma, semicolon or tab) unless given.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
+from xcore.data.io.files import (Source, decode_text, field_counts, read_source, sanitize_name, split_records,
+                                 stem, unique_names)
+from xcore.data.io.limits import Limits
+from xcore.data.schema import Predicate
+from xcore.errors import DataError
+
+MISSING = ("?", "")
+"""Cell texts read as missing values (after stripping spaces)."""
+
+
+def load_tabular(source: Source, name: str | None = None, *, label: str | None = None,
+                 sep: str | None = None, header: bool = True, missing: Sequence[str] = MISSING,
+                 limits: Limits | None = None) -> RelationalDataset:
+    """Load a table with a label column (original or sanitised name; default: last column)."""
+    files = read_source(source, limits, suffixes=(".csv", ".data", ".tsv"))
+    if len(files) != 1:
+        raise DataError(f"expected one table file, found {len(files)}")
+    (file, data), = files.items()
+    return tabular_from_bytes(data, file, name or stem(file), label=label, sep=sep, header=header,
+                              missing=missing, limits=limits)
+
+
+def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None = None,
+                       sep: str | None = None, header: bool = True,
+                       missing: Sequence[str] = MISSING, limits: Limits | None = None) -> RelationalDataset:
+    """Parse table bytes into a dataset with `tabular`, `label` and the relational view."""
+    text = decode_text(data, file)
+    sep = sep or _guess_separator(text)
+    rows, lines = split_records(text, file, sep, quoted=True)
+    check_predicate_count(len(rows[0]), limits, file)
+    if header:
+        original = [h.strip() for h in rows[0]]
+        rows, lines = rows[1:], lines[1:]
+        dup = pd.Series(original)[pd.Series(original).duplicated()]
+        if len(dup):
+            raise DataError(f"column name {dup.iloc[0]!r} appears twice in the header "
+                            f"(does the file have a header row?)", file=file, line=1)
+    else:
+        original = [f"col{j + 1}" for j in range(len(rows[0]))]
+    if len(original) < 2:
+        raise DataError(f"a table needs at least two columns (features and a label); is the "
+                        f"separator {sep!r} right?", file=file, line=1)
+    if not rows:
+        raise DataError("the table has a header but no rows", file=file)
+    counts = field_counts(rows)
+    bad = counts != len(original)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(f"expected {len(original)} fields (as in the header), found {counts[i]}",
+                        file=file, line=int(lines[i]))
+    cols = unique_names(sanitize_name(c, "c") for c in original)
+    raw = pd.DataFrame(rows, columns=cols, dtype=object)
+    for c in cols:
+        raw[c] = raw[c].str.strip()
+    is_missing = raw.isin(list(missing)).to_numpy()
+    target = _label_column(label, original, cols, file)
+    table = _clean_table(raw, is_missing)
+    preds, parts = _relational_view(raw, is_missing, original, cols, target, file, lines)
+    return build_dataset(preds, parts, name, tabular=table, label=target)
+
+
+def _guess_separator(text: str) -> str:
+    first = text.lstrip().split("\n", 1)[0]
+    counts = {s: first.count(s) for s in (",", ";", "\t")}
+    best = max(counts, key=lambda s: counts[s])
+    return best if counts[best] else ","
+
+
+def _label_column(label: str | None, original: list[str], cols: list[str], file: str) -> str:
+    if label is None:
+        return cols[-1]
+    for names in (cols, original):
+        if label in names:
+            return cols[names.index(label)]
+    raise DataError(f"label column {label!r} not found; columns: {', '.join(original)}", file=file, line=1)
+
+
+def _clean_table(raw: pd.DataFrame, is_missing: np.ndarray) -> pd.DataFrame:
+    out = {}
+    for j, c in enumerate(raw.columns):
+        col = raw[c].mask(is_missing[:, j])
+        present = ~is_missing[:, j]
+        out[c] = col.astype(object)
+        if present.any() and _is_number(col[present].iloc[0]):
+            num = pd.to_numeric(col, errors="coerce")
+            if np.isfinite(num.to_numpy(dtype="float64")[present]).all():
+                out[c] = num
+    return pd.DataFrame(out)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[str], cols: list[str],
+                     target: str, file: str, lines: np.ndarray) -> tuple[list[Predicate], Parts]:
+    rows = np.char.add("r", np.arange(1, len(raw) + 1).astype(str)).astype(object)
+    preds: list[Predicate] = []
+    parts: Parts = {}
+    for j, c in enumerate(cols):
+        label = original[j].replace("{", "{{").replace("}", "}}")
+        is_label = c == target
+        preds.append(Predicate(c, 2, ("row", c), closed=not is_label,
+                               template=f"{{0}} has {label} {{1}}",
+                               description=f"column {original[j]!r}" + (" (label)" if is_label else "")))
+        keep = ~is_missing[:, j]
+        args = [rows[keep], raw[c].to_numpy(dtype=object)[keep]]
+        if is_label:
+            add(parts, c, "targets", atom_frame(args, None, file, lines[keep]))
+            add(parts, c, "truth", atom_frame(args, 1.0, file, lines[keep]))
+        else:
+            add(parts, c, "obs", atom_frame(args, None, file, lines[keep]))
+    return preds, parts
+
+
+def write_tabular(ds: RelationalDataset, path: str | os.PathLike) -> Path:
+    """Write `ds.tabular` as CSV (missing cells empty); DataError if the dataset has no table."""
+    if ds.tabular is None:
+        raise DataError(f"dataset {ds.name} has no table to write (it was not loaded from one)")
+    path = Path(path)
+    ds.tabular.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+    return path
