@@ -70,7 +70,7 @@ def show_summary(ds: RelationalDataset) -> None:
     st.caption("Tick **closed** for fully observed predicates and **explainable** for predicates "
                "a person can understand; every page uses these flags.")
     edited = st.data_editor(
-        summary, hide_index=True, use_container_width=True, key="flags_editor",
+        summary, hide_index=True, width="stretch", key="flags_editor",
         disabled=[c for c in summary.columns if c not in ("closed", "explainable")],
     )
     changed = edited[(edited["closed"] != summary["closed"])
@@ -83,17 +83,17 @@ def show_summary(ds: RelationalDataset) -> None:
 
     structure, preview = st.tabs(["Relational structure", "Preview"])
     with structure:
-        st.plotly_chart(predicate_graph_figure(ds.predicate_graph()), use_container_width=True)
+        st.plotly_chart(predicate_graph_figure(ds.predicate_graph()), width="stretch")
     with preview:
         pred = st.selectbox("Predicate", [p.name for p in ds.predicates], key="preview_pred")
         left, right = st.columns([3, 2])
-        left.dataframe(ds.preview(pred, 50), hide_index=True, use_container_width=True)
+        left.dataframe(ds.preview(pred, 50), hide_index=True, width="stretch")
         part = right.radio("Values of", ["obs", "truth"], horizontal=True, key="hist_part")
         right.plotly_chart(value_histogram_figure(ds.value_histogram(pred, part)),
-                           use_container_width=True)
+                           width="stretch")
         if ds.tabular is not None:
             st.caption(f"Tabular view (label column: {ds.label})")
-            st.dataframe(ds.tabular.head(50), use_container_width=True)
+            st.dataframe(ds.tabular.head(50), width="stretch")
 
 
 st.title("xcore — relational explanation inspector")

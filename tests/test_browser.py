@@ -67,15 +67,17 @@ def test_home_page_in_real_browser(app_url):
     pick = samples[-1] if len(samples) > 1 else samples[0]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
         page.goto(app_url, wait_until="domcontentloaded")
         page.get_by_text("Dataset:").first.wait_for(timeout=60_000)
         # choose another sample in the select box and load it
-        page.get_by_text(samples[0].title).first.click()
-        page.get_by_role("option", name=pick.title).click()
+        page.locator("[data-testid=stSelectbox]").first.click()
+        page.keyboard.type(pick.title[:12])
+        page.keyboard.press("Enter")
         page.get_by_role("button", name="Load sample").click()
         page.get_by_text(f"sample: {pick.title}").first.wait_for(timeout=60_000)
         page.get_by_text("Predicates").first.wait_for()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
         time.sleep(1.5)  # let plotly finish drawing
         assert page.locator(".stException").count() == 0
         SHOT.parent.mkdir(parents=True, exist_ok=True)
