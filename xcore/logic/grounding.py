@@ -1,0 +1,346 @@
+"""Grounding rules against a `RelationalDataset` with DuckDB, into integer arrays.
+
+Semantics. A rule ``body -> head`` is the clause ``OR(~b for b in body) | OR(head)``; a ground
+rule is one assignment of constants to the rule's variables. Each clause literal is one of:
+
+* clause-negative (a positive body literal, or a negated head literal) -- *binding*: its ground
+  atom must exist in the store (observed or target); otherwise the ground clause is trivially
+  satisfied and skipped. It is an INNER JOIN on that predicate's atom table.
+* clause-positive (a negated body literal, or a positive head literal) whose variables all occur
+  in binding literals -- LEFT JOINED: a missing atom gets id -1 and counts as the constant 0
+  (closed world).
+* clause-positive with a variable that occurs in no binding literal -- inner joined as well, so
+  the rule grounds over the atoms that exist (as PSL does; e.g. the prior ``rating(U, I)``
+  grounds once per rating atom). With ``domain_variables=True`` (Markov-logic style) such
+  variables instead range over the constants of their argument type (a cross join with the type's
+  domain) and all clause-positive literals are left joined.
+
+Constants in a rule are equality filters; a variable repeated within or across literals is a join
+condition. Observed atoms with value 0 are atoms like any other. Every assignment appears once
+(atom tables have unique rows). SQL generation lives in `xcore.logic.sql` (engine-independent);
+this module only registers integer tables in an in-memory DuckDB and executes. Before executing,
+every rule's size is estimated (`xcore.logic.estimate`); a rule above `limit` raises
+`GroundingTooLarge` naming it, and the query also carries ``LIMIT limit+1`` as a hard cap.
+
+Output per rule: `GroundRules` with ``atom_ids (n, L)`` (clause-literal order, -1 = missing),
+``signs (L,)`` and ``bindings (n, V)``; `linear_form` turns them into the Lukasiewicz hinge
+``d = max(0, b + A y)`` over the target atoms ``y`` as a sparse matrix, without Python loops.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Sequence
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import scipy.sparse as sp
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import GroundingTooLarge, XcoreError
+from xcore.logic.ast import Constant, Rule
+from xcore.logic.atoms import AtomStore
+from xcore.logic.estimate import estimate_groundings, order_joins
+from xcore.logic.sql import GroundingPlan, TableNames, plan_rule, rule_sql
+
+DEFAULT_LIMIT = 5_000_000
+"""Default maximum number of ground rules per rule."""
+
+Progress = Callable[[int, int, str], None]
+"""Called as ``progress(rules_done, rules_total, message)``."""
+
+
+@dataclass
+class GroundRules:
+    """The groundings of one rule: atom ids per clause literal and constant ids per variable."""
+
+    rule: Rule
+    rule_index: int
+    atom_ids: np.ndarray
+    """(n, L) int64 atom ids in `rule.clause_literals()` order; -1 = missing atom (value 0)."""
+    signs: np.ndarray
+    """(L,) int8: +1 clause-positive literal, -1 clause-negative literal."""
+    bindings: np.ndarray
+    """(n, V) int32 constant ids of `rule.variables`."""
+    sql: str = ""
+    estimate: int = 0
+    seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return int(self.atom_ids.shape[0])
+
+    def __len__(self) -> int:
+        return self.n
+
+    def linear_form(self, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
+        """``(A, b)`` with distance to satisfaction ``max(0, b + A @ y)``; see `linear_form`."""
+        return linear_form(self, store)
+
+    def texts(self, store: AtomStore, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """Readable text of ground rules (all, or the given rows), e.g. ``a(x) & b(x, y) -> c(y)``."""
+        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        consts = store.constants
+        var_pos = {v: k for k, v in enumerate(self.rule.variables)}
+
+        def literal_text(lit) -> pd.Series:
+            s = pd.Series(np.full(len(rows), ("~" if lit.negated else "") + lit.atom.predicate + "("), dtype=object)
+            for i, t in enumerate(lit.atom.args):
+                sep = ", " if i else ""
+                if isinstance(t, Constant):
+                    s = s + (sep + t.value)
+                else:
+                    s = s + sep + pd.Series(consts[self.bindings[rows, var_pos[t]]], index=s.index, dtype=object)
+            return s + ")"
+
+        body = [literal_text(l) for l in self.rule.body]
+        head = [literal_text(l) for l in self.rule.head]
+        text = _join(head, " | ") if head else pd.Series(np.full(len(rows), "false", dtype=object))
+        if body:
+            text = _join(body, " & ") + " -> " + text
+        return text.to_numpy(dtype=object)
+
+
+def _join(parts: list[pd.Series], sep: str) -> pd.Series:
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + sep + p
+    return out
+
+
+@dataclass
+class GroundProgram:
+    """All ground rules of a model over one `AtomStore`."""
+
+    store: AtomStore
+    rules: list[GroundRules] = field(default_factory=list)
+
+    @property
+    def n_ground_rules(self) -> int:
+        return int(sum(g.n for g in self.rules))
+
+    def __iter__(self) -> Iterator[GroundRules]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def __getitem__(self, i: int) -> GroundRules:
+        return self.rules[i]
+
+    def linear_forms(self) -> list[tuple[sp.csr_matrix, np.ndarray]]:
+        """`linear_form` of every rule, in rule order."""
+        return [linear_form(g, self.store) for g in self.rules]
+
+    def summary(self) -> pd.DataFrame:
+        """One row per rule: text, estimated and actual ground rules, seconds."""
+        return pd.DataFrame({
+            "rule": [g.rule.text() for g in self.rules],
+            "estimate": [g.estimate for g in self.rules],
+            "ground_rules": [g.n for g in self.rules],
+            "seconds": [g.seconds for g in self.rules],
+        })
+
+
+def n_ground_rules(program: GroundProgram | Iterable[GroundRules]) -> int:
+    """Total number of ground rules."""
+    return int(sum(g.n for g in program))
+
+
+# ---------------------------------------------------------------------- grounding
+def ground(
+    rules: Sequence[Rule | str] | Rule | str,
+    data: RelationalDataset | AtomStore,
+    *,
+    limit: int | None = DEFAULT_LIMIT,
+    domain_variables: bool = False,
+    progress: Progress | None = None,
+    names: TableNames = TableNames(),
+    threads: int | None = None,
+    engine_join_order: bool = False,
+) -> GroundProgram:
+    """Ground every rule against `data`; raise `GroundingTooLarge` (before any query runs) when a
+    rule's estimated size exceeds `limit` (None: no limit).
+
+    Joins run in the order chosen by `order_joins` from xcore's own estimates (multi-column
+    distinct counts); ``engine_join_order=True`` lets DuckDB's optimizer reorder them instead.
+    """
+    rule_list = _as_rules(rules)
+    store = data if isinstance(data, AtomStore) else AtomStore.from_dataset(data)
+    plans = [order_joins(plan_rule(r, store.schema, domain_variables), store) for r in rule_list]
+    estimates = [estimate_groundings(p, store) for p in plans]
+    if limit is not None:
+        for r, est in zip(rule_list, estimates):
+            if est > limit:
+                raise GroundingTooLarge(r.text(), est, limit)
+    with _DATABASE_LOCK:
+        con = _database(engine_join_order, threads).cursor()  # own catalogue of registered tables
+    try:
+        register_tables(con, store, plans, names)
+        out = GroundProgram(store)
+        for i, (rule, plan) in enumerate(zip(rule_list, plans)):
+            if progress:
+                progress(i, len(plans), f"grounding {rule.text()}")
+            t0 = time.perf_counter()
+            out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i]))
+            out.rules[-1].seconds = time.perf_counter() - t0
+        if progress:
+            progress(len(plans), len(plans), f"{out.n_ground_rules:,} ground rules")
+        return out
+    finally:
+        con.close()
+
+
+_DATABASE_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=8)
+def _database(engine_join_order: bool, threads: int | None) -> duckdb.DuckDBPyConnection:
+    """One in-memory DuckDB per setting, shared by all grounding calls (opening one costs ~50 ms;
+    each call works in its own cursor, whose registered tables other cursors do not see)."""
+    con = duckdb.connect(":memory:")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    if not engine_join_order:
+        con.execute("SET disabled_optimizers = 'join_order'")
+    return con
+
+
+def register_tables(con: duckdb.DuckDBPyConnection, store: AtomStore, plans: Sequence[GroundingPlan],
+                    names: TableNames = TableNames()) -> None:
+    """Register the atom tables (atom_id, a0..) and domain tables (const_id) the plans scan,
+    as zero-copy Arrow views in a DuckDB connection."""
+    preds = {s.name for p in plans for s in p.scans if s.source == "atoms"}
+    types = {s.name for p in plans for s in p.scans if s.source == "domain"}
+    for name in sorted(preds):
+        pa_ = store.predicates[name]
+        cols = {"atom_id": pa.array(pa_.ids)}
+        for i in range(pa_.predicate.arity):
+            cols[f"a{i}"] = pa.array(np.ascontiguousarray(pa_.args[:, i]))
+        con.register(names.atoms.format(name), _chunked(pa.table(cols)))
+    for t in sorted(types):
+        con.register(names.domain.format(t), _chunked(pa.table({"const_id": pa.array(store.domain(t).astype(np.int32))})))
+
+
+SCAN_CHUNK_ROWS = 16_384
+"""Rows per Arrow record batch of a registered table: DuckDB scans batches in parallel, so one
+big batch would run every join pipeline on a single thread."""
+
+
+def _chunked(table: pa.Table) -> pa.Table:
+    """The same table as zero-copy slices of `SCAN_CHUNK_ROWS` rows."""
+    if table.num_rows <= SCAN_CHUNK_ROWS:
+        return table
+    return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
+
+
+def _ground_plan(con, store: AtomStore, plan: GroundingPlan, index: int, names: TableNames,
+                 limit: int | None, estimate: int) -> GroundRules:
+    sql = rule_sql(plan, store.schema, store.constant_id, names)
+    capped = sql if limit is None else f"{sql}\nLIMIT {int(limit) + 1}"
+    res = con.sql(capped).to_arrow_table()
+    L, V = len(plan.signs), len(plan.variables)
+    n = res.num_rows
+    if limit is not None and n > limit:
+        del res
+        # count without materialising, stopping at 10x the limit: an exploding rule could take
+        # very long to count in full
+        cap = 10 * int(limit) + 1
+        count = con.sql(f"SELECT count(*) FROM ({sql}\nLIMIT {cap}) AS g").fetchall()[0][0]
+        raise GroundingTooLarge(plan.rule.text(), int(count), int(limit))
+    atom_ids = np.empty((n, L), dtype=np.int64)
+    for j in range(L):
+        _fill(atom_ids[:, j], res.column(f"l{j}"))
+    bindings = np.empty((n, V), dtype=np.int32)
+    for k in range(V):
+        _fill(bindings[:, k], res.column(f"v{k}"))
+    atom_ids, bindings = _canonical_order(atom_ids, bindings, store.n_constants)
+    return GroundRules(plan.rule, index, atom_ids, np.asarray(plan.signs, dtype=np.int8), bindings,
+                       sql=sql, estimate=estimate)
+
+
+def _fill(out: np.ndarray, column: pa.ChunkedArray) -> None:
+    """Copy an Arrow integer column (possibly chunked, no nulls) into a numpy view."""
+    pos = 0
+    for chunk in column.chunks:
+        m = len(chunk)
+        out[pos:pos + m] = chunk.to_numpy(zero_copy_only=False)
+        pos += m
+
+
+def _canonical_order(atom_ids: np.ndarray, bindings: np.ndarray, n_constants: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sort ground rules by their bindings so results do not depend on DuckDB's thread timing."""
+    n, v = bindings.shape
+    if n < 2 or v == 0:
+        return atom_ids, bindings
+    base = n_constants + 1
+    if v * np.log2(base) < 62:  # one int64 key: a single argsort instead of a lexsort
+        key = bindings[:, 0].astype(np.int64)
+        for k in range(1, v):
+            key *= base
+            key += bindings[:, k]
+        order = np.argsort(key)
+    else:
+        order = np.lexsort(bindings.T[::-1])
+    return np.take(atom_ids, order, axis=0), np.take(bindings, order, axis=0)  # take: ~7x faster
+
+
+def _as_rules(rules: Sequence[Rule | str] | Rule | str) -> list[Rule]:
+    if isinstance(rules, Rule):
+        return [rules]
+    if isinstance(rules, str):
+        return list(_parse_rules(rules))
+    out: list[Rule] = []
+    for r in rules:
+        out.extend([r] if isinstance(r, Rule) else _parse_rules(r))
+    return out
+
+
+def _parse_rules(text: str) -> list[Rule]:
+    try:
+        from xcore.logic.parser import parse_rules
+    except ImportError:  # pragma: no cover - the parser ships with xcore
+        raise XcoreError("rules given as text need xcore.logic.parser") from None
+    return list(parse_rules(text))
+
+
+# ---------------------------------------------------------------------- linear form
+def linear_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Lukasiewicz distance to satisfaction of each ground rule as ``max(0, b + A @ y)``.
+
+    ``d = max(0, 1 - sum_j truth(lit_j))`` with ``truth = y`` for clause-positive and ``1 - y`` for
+    clause-negative literals, so coefficient ``-sign_j`` and constant ``1 - #negative``. Observed
+    atoms (value) and missing atoms (0) fold into ``b``; targets are columns of ``A`` (shape
+    ``(n, n_targets)``); an atom occurring twice in one ground rule has its coefficients summed.
+    """
+    ids = ground.atom_ids
+    n, L = ids.shape
+    coef = -np.asarray(ground.signs, dtype=np.float64)
+    b = np.full(n, 1.0 - float(np.sum(np.asarray(ground.signs) < 0)))
+    observed, tindex = store.observed_value_ext, store.target_index_ext  # index -1 = missing atom
+    tcol = np.empty((n, L), dtype=tindex.dtype)
+    data = np.empty((n, L), dtype=np.float64)
+    for j in range(L):  # loop over the rule's literals, not over ground rules
+        col = ids[:, j]
+        t = np.take(tindex, col)
+        if coef[j] != 0:
+            b += coef[j] * np.take(observed, col)
+        tcol[:, j] = t
+        np.multiply(t >= 0, coef[j], out=data[:, j])
+    for j in range(L):
+        for k in range(j + 1, L):
+            dup = (tcol[:, k] >= 0) & (tcol[:, k] == tcol[:, j])
+            if dup.any():
+                data[dup, j] += data[dup, k]
+                tcol[dup, k] = -1
+    mask = (tcol >= 0) & (data != 0.0)
+    counts = mask.sum(axis=1)
+    indptr = np.zeros(n + 1, dtype=tindex.dtype if n * L < 2**31 - 1 else np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    A = sp.csr_matrix((data[mask], tcol[mask], indptr), shape=(n, store.n_targets))
+    return A, b

@@ -1,0 +1,176 @@
+"""SQL generation for grounding: a rule's clause becomes one conjunctive query (pure text, no engine).
+
+`plan_rule` decides, per clause literal, how its atom table enters the query (see
+`xcore.logic.grounding` for the semantics); `rule_sql` renders the plan as standard SQL that
+DuckDB, Postgres or Spark SQL can run. Atom tables are ``(atom_id, a0, .., ak)`` of integer
+constant ids, domain tables ``(const_id)``; names come from `TableNames`. The query selects one
+atom-id column ``l<j>`` per clause literal (``-1`` for a missing atom) and one constant-id
+column ``v<k>`` per rule variable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal as TypingLiteral
+
+from xcore.data.schema import Schema
+from xcore.errors import SchemaError
+from xcore.logic.ast import Constant, Rule, Term, Variable
+from xcore.logic.checks import check_rule, rule_variable_types
+
+JoinKind = TypingLiteral["inner", "left"]
+
+
+@dataclass(frozen=True)
+class TableNames:
+    """How atom and domain tables are named in the database (format strings, one ``{}``)."""
+
+    atoms: str = "atoms_{}"
+    domain: str = "domain_{}"
+
+    def atom_table(self, predicate: str) -> str:
+        return quote_identifier(self.atoms.format(predicate))
+
+    def domain_table(self, type_name: str) -> str:
+        return quote_identifier(self.domain.format(type_name))
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One table in the grounding query: a clause literal's atom table or a variable's domain."""
+
+    alias: str
+    source: TypingLiteral["atoms", "domain"]
+    name: str
+    """Predicate name (atoms) or type name (domain)."""
+    literal: int
+    """Clause-literal position for atom scans, -1 for domain scans."""
+    join: JoinKind
+    columns: tuple[tuple[str, Term], ...]
+    """(column, term) pairs: a constant is an equality filter, a variable binds or joins."""
+
+
+@dataclass(frozen=True)
+class GroundingPlan:
+    """The scans of one rule's grounding query, inner scans first (join order), then left scans."""
+
+    rule: Rule
+    scans: tuple[Scan, ...]
+    variables: tuple[Variable, ...]
+    signs: tuple[int, ...]
+    """Per clause literal: +1 clause-positive, -1 clause-negative."""
+
+    @property
+    def inner_scans(self) -> tuple[Scan, ...]:
+        return tuple(s for s in self.scans if s.join == "inner")
+
+    def literal_scan(self, j: int) -> Scan:
+        return next(s for s in self.scans if s.literal == j)
+
+
+def quote_identifier(name: str) -> str:
+    """A double-quoted SQL identifier (standard SQL; embedded quotes doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def clause_signs(rule: Rule) -> tuple[int, ...]:
+    """+1 for clause-positive literals (head atoms, negated body atoms), -1 for clause-negative."""
+    return tuple(-1 if lit.negated else 1 for lit in rule.clause_literals())
+
+
+def plan_rule(rule: Rule, schema: Schema, domain_variables: bool = False) -> GroundingPlan:
+    """Decide the join of every clause literal (binding inner join, left join or domain scan)."""
+    check_rule(rule, schema, check_types=domain_variables)
+    lits = rule.clause_literals()
+    signs = clause_signs(rule)
+    binding = [j for j, s in enumerate(signs) if s < 0]
+    bound: set[Variable] = {v for j in binding for v in lits[j].atom.variables}
+    inner = list(binding)
+    domain_vars: list[Variable] = []
+    if domain_variables:
+        types = rule_variable_types(rule, schema)
+        domain_vars = [v for v in rule.variables if v not in bound]
+    else:
+        inner += [j for j, s in enumerate(signs) if s > 0 and not set(lits[j].atom.variables) <= bound]
+    left = [j for j in range(len(lits)) if j not in inner]
+
+    def atom_scan(j: int, join: JoinKind) -> Scan:
+        a = lits[j].atom
+        cols = tuple((f"a{i}", t) for i, t in enumerate(a.args))
+        return Scan(f"t{j}", "atoms", a.predicate, j, join, cols)
+
+    scans: list[Scan] = [atom_scan(j, "inner") for j in _connected_order(inner, lits)]
+    for k, v in enumerate(domain_vars):
+        scans.append(Scan(f"d{k}", "domain", types[v], -1, "inner", (("const_id", v),)))
+    scans += [atom_scan(j, "left") for j in left]
+    return GroundingPlan(rule, tuple(scans), rule.variables, signs)
+
+
+def _connected_order(order: list[int], lits) -> list[int]:
+    """Keep clause order but prefer, at each step, a literal sharing a variable with the ones so far
+    (so joins have keys and cross joins come last)."""
+    rest, out, seen = list(order), [], set()
+    while rest:
+        pick = next((j for j in rest if seen & set(lits[j].atom.variables)), rest[0])
+        rest.remove(pick)
+        out.append(pick)
+        seen |= set(lits[pick].atom.variables)
+    return out
+
+
+def rule_sql(
+    rule: Rule | GroundingPlan,
+    schema: Schema,
+    constant_id: Callable[[str], int],
+    names: TableNames = TableNames(),
+    domain_variables: bool = False,
+    limit: int | None = None,
+) -> str:
+    """Standard-SQL text grounding one rule: columns ``l0..`` (atom ids, -1 = missing) and ``v0..``.
+
+    `constant_id` maps a constant string of the rule to its integer id (-1 if unknown: no atom
+    matches). `limit` appends ``LIMIT n`` (used as a hard cap on result size).
+    """
+    plan = rule if isinstance(rule, GroundingPlan) else plan_rule(rule, schema, domain_variables)
+    binding: dict[Variable, str] = {}
+    from_parts: list[str] = []
+    where: list[str] = []
+    for n, scan in enumerate(plan.scans):
+        table = names.atom_table(scan.name) if scan.source == "atoms" else names.domain_table(scan.name)
+        conds: list[str] = []
+        for col, term in scan.columns:
+            ref = f"{scan.alias}.{col}"
+            if isinstance(term, Constant):
+                conds.append(f"{ref} = {int(constant_id(term.value))}")
+            elif term in binding:
+                conds.append(f"{ref} = {binding[term]}")
+            elif scan.join == "inner":
+                binding[term] = ref
+            else:  # a left scan only sees bound variables (plan invariant)
+                raise SchemaError(f"internal: unbound variable {term} in left join of `{plan.rule.text()}`")
+        if n == 0 and scan.join == "inner":
+            from_parts.append(f"FROM {table} AS {scan.alias}")
+            where += conds
+        elif n == 0:
+            from_parts.append("FROM (SELECT 1 AS one) AS unit")
+            from_parts.append(f"LEFT JOIN {table} AS {scan.alias} ON {' AND '.join(conds) or 'TRUE'}")
+        elif scan.join == "inner":
+            if conds:
+                from_parts.append(f"JOIN {table} AS {scan.alias} ON {' AND '.join(conds)}")
+            else:
+                from_parts.append(f"CROSS JOIN {table} AS {scan.alias}")
+        else:
+            from_parts.append(f"LEFT JOIN {table} AS {scan.alias} ON {' AND '.join(conds) or 'TRUE'}")
+    select: list[str] = []
+    for j in range(len(plan.signs)):
+        scan = plan.literal_scan(j)
+        ref = f"{scan.alias}.atom_id"
+        select.append(f"{ref} AS l{j}" if scan.join == "inner" else f"COALESCE({ref}, -1) AS l{j}")
+    for k, v in enumerate(plan.variables):
+        select.append(f"{binding[v]} AS v{k}")
+    sql = "SELECT " + ", ".join(select) + "\n" + "\n".join(from_parts)
+    if where:
+        sql += "\nWHERE " + " AND ".join(where)
+    if limit is not None:
+        sql += f"\nLIMIT {int(limit)}"
+    return sql
