@@ -1,0 +1,270 @@
+"""ESMS explanations: the ground rules containing a target atom, ranked by |w * dphi/dy_i| at MAP.
+
+For target Y_i, its explanations G_i are the ground rules j with Y_i in them; ground rule j scores
+``f_ji = |w_j * d phi_j / d y_i|`` at the MAP state: ``w_j |A_ji|`` for a violated linear hinge,
+``2 w_j |A_ji| max(0, A_j y + b_j)`` for a squared one (A_ji is Y_i's coefficient, so an atom
+occurring twice counts twice). Scores come from one sparse product for all pairs at once
+(`explanation_scores`); ranking is a sort. By default pairs with score 0 (satisfied ground rules,
+which exert no force on Y_i) are left out. A ground rule is explainable when its lifted rule is
+alpha-explainable. ``force = -w dphi/dy`` is signed: > 0 pushes the prediction up.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from xcore.data.schema import Predicate
+from xcore.explain.types import Explanation, ExplanationItem
+from xcore.logic.ast import Constant, Variable
+from xcore.logic.atoms import AtomStore
+from xcore.logic.grounding import GroundRules
+from xcore.psl.program import HingeProgram
+
+if TYPE_CHECKING:  # pragma: no cover
+    from xcore.psl.model import PSLModel
+
+FRAME_COLUMNS: tuple[str, ...] = (
+    "target", "atom_id", "ground", "rule", "local_row", "weight", "coefficient", "derivative",
+    "force", "score", "distance", "explainable", "rank")
+"""Columns of `explanation_frame`."""
+
+
+def explanation_scores(prog: HingeProgram, y: np.ndarray) -> sp.csr_matrix:
+    """|w_j * d phi_j / d y_i| for every ground rule j (row) and target i (column), all at once."""
+    return abs(sp.csr_matrix(sp.diags(prog.w) @ prog.potential_derivatives(y)))
+
+
+def explanation_frame(model: "PSLModel", targets: np.ndarray | None = None, keep_zero: bool = False) -> pd.DataFrame:
+    """All (target, ground rule) pairs with their scores, ranked per target (rank 1 = largest score).
+
+    Vectorised: derivatives of every potential from one sparse product, one lexsort for the ranking.
+    `targets` restricts to some target columns; `keep_zero` keeps satisfied ground rules (score 0).
+    """
+    y = model._need_map()
+    prog = model._need_program()
+    store = model.store_
+    h = prog.A @ y + prog.b
+    dist = np.maximum(h, 0.0)
+    dphi = np.where(prog.squared, 2.0 * dist, (h > 0).astype(np.float64))  # as HingeProgram.potential_derivatives
+    coo = prog.A.tocoo()
+    row, col, coef = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
+    deriv = dphi[row] * coef
+    keep = np.ones(len(row), dtype=bool) if keep_zero else (prog.w[row] * deriv != 0)
+    if targets is not None:
+        keep &= np.isin(col, np.asarray(targets, dtype=np.int64))
+    row, col, coef, deriv = row[keep], col[keep], coef[keep], deriv[keep]
+    w = prog.w[row]
+    score = np.abs(w * deriv)
+    order = np.lexsort((row, -score, col))
+    row, col, deriv, coef, w, score = row[order], col[order], deriv[order], coef[order], w[order], score[order]
+    rule = prog.rule_index[row].astype(np.int64)
+    starts = np.searchsorted(col, col, side="left")
+    rank = np.arange(len(col)) - starts + 1
+    offsets = np.cumsum([0] + [len(f.b) for k, f in enumerate(model.forms_) if not model.rules[k].is_hard])
+    soft_ids = [k for k, r in enumerate(model.rules) if not r.is_hard]
+    pos_of_rule = np.full(len(model.rules), -1)
+    pos_of_rule[soft_ids] = np.arange(len(soft_ids))
+    within = row - offsets[pos_of_rule[rule]] if len(row) else row
+    local = np.zeros(len(row), dtype=np.int64)
+    for k in np.unique(rule):  # one step per lifted rule, not per ground rule
+        m = rule == k
+        local[m] = model.forms_[k].rows[within[m]]
+    expl = model.rule_explainable()
+    return pd.DataFrame({
+        "target": col, "atom_id": store.target_ids[col], "ground": row, "rule": rule, "local_row": local,
+        "weight": w, "coefficient": coef, "derivative": deriv, "force": -w * deriv, "score": score,
+        "distance": dist[row], "explainable": expl[rule] if len(rule) else np.zeros(0, bool),
+        "rank": rank.astype(np.int64),
+    }, columns=list(FRAME_COLUMNS))
+
+
+def mep_from_frame(frame: pd.DataFrame, n_targets: int, k: int) -> float:
+    """MEP@K from an `explanation_frame`: share of targets with an explainable rule in their top K."""
+    if n_targets <= 0:
+        return float("nan")
+    hit = frame["target"].to_numpy()[(frame["rank"].to_numpy() <= k) & frame["explainable"].to_numpy()]
+    return float(len(np.unique(hit)) / n_targets)
+
+
+def mep_from_program(prog: HingeProgram, y: np.ndarray, row_explainable: np.ndarray,
+                     ks=(1, 2, 3)) -> dict[str, float]:
+    """MEP@K straight from a hinge program and a MAP state (same ranking as `explanation_frame`).
+
+    `row_explainable` flags each potential (row) as explainable; used by the search per candidate.
+    """
+    n = prog.n_atoms
+    if n == 0:
+        return {f"mep{k}": float("nan") for k in ks}
+    h = prog.A @ y + prog.b
+    dphi = np.where(prog.squared, 2.0 * np.maximum(h, 0.0), (h > 0).astype(np.float64))
+    coo = prog.A.tocoo()
+    row, col = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    score = np.abs(prog.w[row] * dphi[row] * coo.data)
+    keep = score != 0
+    row, col, score = row[keep], col[keep], score[keep]
+    order = np.lexsort((row, -score, col))
+    row, col = row[order], col[order]
+    rank = np.arange(len(col)) - np.searchsorted(col, col, side="left") + 1
+    ex = np.asarray(row_explainable, dtype=bool)[row]
+    return {f"mep{k}": float(len(np.unique(col[(rank <= k) & ex])) / n) for k in ks}
+
+
+def mep_scores(model: "PSLModel", ks=(1, 2, 3)) -> dict[str, float]:
+    """``{'mep1': .., 'mep2': .., 'mep3': ..}`` over every target of the grounded model."""
+    frame = explanation_frame(model)
+    n = model.store_.n_targets
+    return {f"mep{k}": mep_from_frame(frame, n, k) for k in ks}
+
+
+# ---------------------------------------------------------------------- text rendering
+def render_atoms(pred: Predicate, args: list[np.ndarray]) -> np.ndarray:
+    """Natural-language text of many ground atoms of `pred` from its template (vectorised)."""
+    n = len(args[0]) if args else 0
+    canonical = _canonical(pred.name, args, n)
+    if not pred.template:
+        return canonical
+    try:
+        pieces = list(string.Formatter().parse(pred.template))
+        out = pd.Series(np.full(n, "", dtype=object), dtype=object)
+        for lit, field, _spec, _conv in pieces:
+            out = out + lit
+            if field is not None:
+                out = out + pd.Series(args[int(field)], dtype=object).astype(str)
+        return out.to_numpy(dtype=object)
+    except (ValueError, IndexError):
+        return canonical
+
+
+def _canonical(name: str, args: list[np.ndarray], n: int) -> np.ndarray:
+    s = pd.Series(np.full(n, f"{name}(", dtype=object), dtype=object)
+    for i, a in enumerate(args):
+        s = s + (", " if i else "") + pd.Series(a, dtype=object).astype(str)
+    return (s + ")").to_numpy(dtype=object)
+
+
+def _literal_args(g: GroundRules, store: AtomStore, rows: np.ndarray) -> list[list[np.ndarray]]:
+    """Per literal (body then head), its argument strings for the given ground rows."""
+    pos = {v: k for k, v in enumerate(g.rule.variables)}
+    out = []
+    for lit in g.rule.literals:
+        cols = []
+        for t in lit.atom.args:
+            if isinstance(t, Variable):
+                cols.append(store.constants[g.bindings[rows, pos[t]]].astype(object))
+            else:
+                assert isinstance(t, Constant)
+                cols.append(np.full(len(rows), t.value, dtype=object))
+        out.append(cols)
+    return out
+
+
+def ground_rule_texts(g: GroundRules, store: AtomStore, rows: np.ndarray) -> dict[str, object]:
+    """Canonical text, natural text, atom texts (rows x L) and observed flags of some ground rules."""
+    rows = np.asarray(rows, dtype=np.int64)
+    n = len(rows)
+    lits = g.rule.literals
+    largs = _literal_args(g, store, rows)
+    atoms = np.empty((n, len(lits)), dtype=object)
+    natural = []
+    for j, (lit, args) in enumerate(zip(lits, largs)):
+        pred = store.schema[lit.atom.predicate]
+        atoms[:, j] = _canonical(pred.name, args, n)
+        nat = pd.Series(render_atoms(pred, args), dtype=object)
+        natural.append(("not (" + nat + ")") if lit.negated else nat)
+    nb = len(g.rule.body)
+    body = natural[:nb]
+    head = natural[nb:]
+
+    def join(parts, sep):
+        s = parts[0]
+        for p in parts[1:]:
+            s = s + sep + p
+        return s
+
+    head_text = join(head, " or ") if head else pd.Series(np.full(n, "false", dtype=object))
+    nat = (join(body, " and ") + ", so " + head_text) if body else ("by default, " + head_text)
+    ids = g.atom_ids[rows]
+    observed = ~(np.append(store.is_target, False)[ids])  # missing atoms (-1) are closed-world evidence
+    return {"text": g.texts(store, rows), "natural": nat.to_numpy(dtype=object), "atoms": atoms,
+            "observed": observed, "atom_ids": ids}
+
+
+def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = None,
+                    keep_zero: bool = False) -> list[Explanation]:
+    """`Explanation` objects (kind "ground_rule") for the given target columns, in that order."""
+    cols = np.asarray(cols, dtype=np.int64)
+    frame = explanation_frame(model, targets=cols, keep_zero=keep_zero)
+    if top_k is not None:
+        frame = frame[frame["rank"].to_numpy() <= top_k]
+    store = model.store_
+    n = len(frame)
+    text = np.empty(n, dtype=object)
+    natural = np.empty(n, dtype=object)
+    atoms = np.empty(n, dtype=object)
+    observed = np.empty(n, dtype=object)
+    tindex = np.zeros(n, dtype=np.int64)
+    roles_of = {}
+    rule_arr = frame["rule"].to_numpy()
+    local_arr = frame["local_row"].to_numpy()
+    aid_arr = frame["atom_id"].to_numpy()
+    for k in np.unique(rule_arr):  # vectorised per lifted rule
+        sel = np.flatnonzero(rule_arr == k)
+        rows, inv = np.unique(local_arr[sel], return_inverse=True)
+        t = ground_rule_texts(model.grounded_[int(k)], store, rows)
+        text[sel] = t["text"][inv]
+        natural[sel] = t["natural"][inv]
+        atoms[sel] = list(t["atoms"][inv])
+        observed[sel] = list(t["observed"][inv])
+        ids = t["atom_ids"][inv]
+        tindex[sel] = np.argmax(ids == aid_arr[sel][:, None], axis=1)
+        r = model.rules[int(k)]
+        roles_of[int(k)] = ["body"] * len(r.body) + ["head"] * len(r.head)
+    rule_text = {k: model.rules[k].text("psl") for k in roles_of}
+    weight = frame["weight"].to_numpy()
+    coef = frame["coefficient"].to_numpy()
+    deriv = frame["derivative"].to_numpy()
+    force = frame["force"].to_numpy()
+    dist = frame["distance"].to_numpy()
+    score = frame["score"].to_numpy()
+    expl = frame["explainable"].to_numpy()
+    ground_row = frame["ground"].to_numpy()
+    items = [ExplanationItem(
+        kind="ground_rule", text=str(text[i]), natural=str(natural[i]), score=float(score[i]),
+        atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]), roles=roles_of[int(rule_arr[i])],
+        observed=[bool(o) for o in observed[i]], explainable=bool(expl[i]),
+        extras={"rule": rule_text[int(rule_arr[i])], "rule_index": int(rule_arr[i]),
+                "template": model.rules[int(rule_arr[i])].name, "weight": float(weight[i]),
+                "coefficient": float(coef[i]), "derivative": float(deriv[i]), "force": float(force[i]),
+                "distance": float(dist[i]), "ground_row": int(ground_row[i])})
+        for i in range(n)]  # the shared explanation type holds one object per item
+    tcol = frame["target"].to_numpy()
+    y = model.y_
+    truth = store.truth
+    ids = store.target_ids[cols]
+    target_text = store.atom_text(ids)
+    natural_target = _target_natural(store, ids)
+    bounds = np.searchsorted(tcol, cols, side="left"), np.searchsorted(tcol, cols, side="right")
+    out = []
+    for c, lo, hi, tt, nt in zip(cols, bounds[0], bounds[1], target_text, natural_target):
+        out.append(Explanation(
+            target=str(tt), target_text=str(nt), method="psl_ground_rules",
+            prediction=float(y[c]), truth=None if not np.isfinite(truth[c]) else float(truth[c]),
+            items=items[lo:hi], meta={"target_column": int(c)}))
+    return out
+
+
+def _target_natural(store: AtomStore, ids: np.ndarray) -> np.ndarray:
+    out = np.empty(len(ids), dtype=object)
+    preds = store.pred[ids]
+    names = list(store.predicates)
+    for k in np.unique(preds):
+        m = preds == k
+        p = store.schema[names[k]]
+        args = [store.constants[store.args[ids[m], i]].astype(object) for i in range(p.arity)]
+        out[m] = render_atoms(p, args)
+    return out

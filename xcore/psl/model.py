@@ -1,0 +1,434 @@
+"""`PSLModel`: a set of weighted PSL rules as an estimator (fit weights, ground, infer, predict, explain).
+
+Semantics (PSL / hinge-loss MRF). A ground rule ``body -> head`` has the Lukasiewicz distance to
+satisfaction ``max(0, 1 - sum(truth of clause literals))`` (e.g. ``X1 & Y1 -> Y2`` gives
+``max(X1 + Y1 - Y2 - 1, 0)``), squared for ``^2`` rules; the energy is ``sum_j w_j phi_j(y)``
+and MAP inference minimises it over the open (target) atoms in [0, 1]. Hard rules become the
+linear constraints ``A y + b <= 0``. Grounding is the shared grounder (`xcore.logic.grounding`);
+only ground rules that contain at least one target atom enter the program (the others are
+constants of the energy).
+
+Weights are learned per rule by exact piecewise pseudolikelihood (`xcore.psl.ppll`): a rule's
+weight depends only on that rule and the training data, so `PPLLCache` reuses it in every model
+that contains the rule (ESMS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from xcore.data.dataset import RelationalDataset
+from xcore.data.schema import PARTITIONS
+from xcore.errors import XcoreError
+from xcore.logic.ast import Rule
+from xcore.logic.atoms import AtomStore
+from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
+from xcore.psl.inference import MAPResult, map_inference
+from xcore.psl.ppll import learn_weight
+from xcore.psl.program import HingeProgram
+from xcore.psl.templates import is_alpha_explainable, rule_key
+
+Progress = Callable[[float, str], None]
+"""``progress(fraction in [0, 1], message)``."""
+
+ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
+"""Metrics where lower is better (continuous targets)."""
+RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")
+"""Metrics where higher is better (binary targets)."""
+
+
+# ---------------------------------------------------------------------- BLAS threads
+def single_threaded_blas():
+    """Context manager limiting BLAS to one thread (a no-op without threadpoolctl).
+
+    MAP problems here are small-vector work where OpenBLAS's worker threads only spin: on a busy
+    2-core machine L-BFGS-B ran about 60x slower with them (see bench/psl_esms_parallel.py).
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+# ---------------------------------------------------------------------- data identity
+def dataset_fingerprint(dataset: RelationalDataset) -> str:
+    """A hash of a dataset's schema and every table (values included): the PPLL cache's data key."""
+    h = hashlib.sha256()
+    for p in dataset.schema:
+        h.update(f"{p.name}/{p.arity}/{','.join(p.types)}/{p.closed}|".encode())
+        for part in PARTITIONS:
+            t = dataset.tables[p.name][part]
+            h.update(f"{part}:{len(t)}|".encode())
+            if len(t):
+                h.update(pd.util.hash_pandas_object(t, index=False).to_numpy().tobytes())
+    return h.hexdigest()[:32]
+
+
+# ---------------------------------------------------------------------- PPLL cache
+@dataclass
+class PPLLCache:
+    """Learned PPLL weights keyed by (training-data fingerprint, canonical rule, w_max).
+
+    Thread-safe; `hits`/`misses` count look-ups so callers can show how much learning was saved.
+    """
+
+    weights: dict[tuple[str, str, float], float] = field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(rule: Rule, data_key: str, w_max: float) -> tuple[str, str, float]:
+        return (data_key, rule_key(rule), float(w_max))
+
+    def get(self, rule: Rule, data_key: str, w_max: float) -> float | None:
+        with self._lock:
+            w = self.weights.get(self.key(rule, data_key, w_max))
+            if w is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            return w
+
+    def put(self, rule: Rule, data_key: str, w_max: float, weight: float) -> None:
+        with self._lock:
+            self.weights[self.key(rule, data_key, w_max)] = float(weight)
+
+    def __len__(self) -> int:
+        return len(self.weights)
+
+    def __getstate__(self) -> dict:
+        return {"weights": dict(self.weights), "hits": self.hits, "misses": self.misses}
+
+    def __setstate__(self, state: dict) -> None:
+        self.weights, self.hits, self.misses = state["weights"], state["hits"], state["misses"]
+        self._lock = threading.Lock()
+
+
+# ---------------------------------------------------------------------- metrics
+def prediction_metrics(prediction: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """MSE, RMSE, MAE over atoms with a truth label; AUPR and AUROC too when the truth is 0/1."""
+    p = np.asarray(prediction, dtype=np.float64)
+    t = np.asarray(truth, dtype=np.float64)
+    ok = np.isfinite(t)
+    p, t = p[ok], t[ok]
+    out = {"n": float(len(t))}
+    if not len(t):
+        return {**out, "mse": np.nan, "rmse": np.nan, "mae": np.nan, "aupr": np.nan, "auroc": np.nan}
+    err = p - t
+    out["mse"] = float(np.mean(err * err))
+    out["rmse"] = float(np.sqrt(out["mse"]))
+    out["mae"] = float(np.mean(np.abs(err)))
+    binary = np.all((t == 0) | (t == 1))
+    if binary and 0 < t.sum() < len(t):
+        from sklearn.metrics import average_precision_score, roc_auc_score
+
+        out["aupr"] = float(average_precision_score(t, p))
+        out["auroc"] = float(roc_auc_score(t, p))
+    else:
+        out["aupr"] = out["auroc"] = np.nan
+    return out
+
+
+def metric_sense(metric: str) -> int:
+    """+1 when higher is better (aupr, auroc), -1 when lower is better (mse, rmse, mae)."""
+    if metric in ERROR_METRICS:
+        return -1
+    if metric in RANKING_METRICS:
+        return 1
+    raise XcoreError(f"unknown metric {metric!r}; use one of {', '.join(ERROR_METRICS + RANKING_METRICS)}")
+
+
+# ---------------------------------------------------------------------- program assembly
+@dataclass
+class RuleForm:
+    """One rule's ground rules as a hinge block over the targets: distance ``max(0, A y + b)``.
+
+    `rows` are the rule's ground-rule positions (in its `GroundRules`) that involve a target.
+    """
+
+    A: sp.csr_matrix
+    b: np.ndarray
+    rows: np.ndarray
+    n_ground: int
+
+
+def rule_form(g: GroundRules, store: AtomStore) -> RuleForm:
+    """The hinge block of one grounded rule, keeping only ground rules with a target atom."""
+    A, b = g.linear_form(store)
+    A = sp.csr_matrix(A)
+    keep = np.flatnonzero(np.diff(A.indptr) > 0)
+    return RuleForm(A[keep], b[keep], keep, g.n)
+
+
+def assemble_program(forms: Sequence[RuleForm], rules: Sequence[Rule], n_targets: int) -> HingeProgram:
+    """Stack rule blocks into one `HingeProgram` (soft rules -> potentials, hard -> constraints)."""
+    soft = [k for k, r in enumerate(rules) if not r.is_hard]
+    hard = [k for k, r in enumerate(rules) if r.is_hard]
+    empty = sp.csr_matrix((0, n_targets))
+
+    def stack(idx):
+        if not idx:
+            return empty, np.zeros(0)
+        return (sp.vstack([forms[k].A for k in idx], format="csr"),
+                np.concatenate([forms[k].b for k in idx]))
+
+    A, b = stack(soft)
+    w = np.concatenate([np.full(len(forms[k].b), float(rules[k].weight)) for k in soft]) if soft else np.zeros(0)
+    sq = np.concatenate([np.full(len(forms[k].b), bool(rules[k].squared)) for k in soft]) if soft else np.zeros(0, bool)
+    ridx = np.concatenate([np.full(len(forms[k].b), k) for k in soft]) if soft else np.zeros(0, int)
+    if hard:
+        C, d = stack(hard)
+        return HingeProgram(A, b, w, sq, C=C, d=d, rule_index=ridx)
+    return HingeProgram(A, b, w, sq, rule_index=ridx)
+
+
+# ---------------------------------------------------------------------- the model
+class PSLModel:
+    """Weighted PSL rules with sklearn-style steps: `fit_weights`, `ground`, `infer`, `predict`, `explain`.
+
+    `alpha` and `block` decide which rules count as explainable (`is_alpha_explainable`);
+    `limit` caps each rule's number of ground rules (`GroundingTooLarge` above it).
+    """
+
+    def __init__(self, rules: Sequence[Rule | str] | str, inference: str = "auto", alpha: float = 0.25,
+                 block: str | None = None, limit: int | None = DEFAULT_LIMIT) -> None:
+        self.rules: list[Rule] = _as_rules(rules)
+        self.inference = inference
+        self.alpha = alpha
+        self.block = block
+        self.limit = limit
+        self._reset()
+
+    def _reset(self) -> None:
+        self.store_: AtomStore | None = None
+        self.grounded_: GroundProgram | None = None
+        self.forms_: list[RuleForm] | None = None
+        self.program_: HingeProgram | None = None
+        self.map_: MAPResult | None = None
+        self.y_: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return f"PSLModel({len(self.rules)} rules, inference={self.inference!r})"
+
+    # ------------------------------------------------------------------ text
+    def to_text(self) -> str:
+        """The rules as PSL text, one per line, with their (learned) weights; `from_text` reads it."""
+        return "\n".join(r.text("psl") for r in self.rules) + ("\n" if self.rules else "")
+
+    @classmethod
+    def from_text(cls, text: str, **kwargs) -> "PSLModel":
+        """A model from PSL rule text (see `xcore.logic.parser`)."""
+        from xcore.logic.parser import parse_rules
+
+        return cls(parse_rules(text, dialect="psl"), **kwargs)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Rule weights in rule order (NaN for hard rules)."""
+        return np.array([np.nan if r.is_hard else float(r.weight) for r in self.rules])
+
+    def rules_frame(self, schema=None) -> pd.DataFrame:
+        """One row per rule: text, template, weight, squared, hard, explainable (needs a schema)."""
+        schema = schema if schema is not None else (self.store_.schema if self.store_ is not None else None)
+        return pd.DataFrame({
+            "rule": [r.text("psl") for r in self.rules],
+            "template": [r.name for r in self.rules],
+            "weight": self.weights,
+            "squared": [r.squared for r in self.rules],
+            "hard": [r.is_hard for r in self.rules],
+            "explainable": [bool(schema is not None and is_alpha_explainable(r, schema, self.alpha, self.block))
+                            for r in self.rules],
+        })
+
+    # ------------------------------------------------------------------ learning
+    def fit_weights(self, dataset: RelationalDataset, cache: PPLLCache | None = None, w_max: float = 100.0,
+                    progress: Progress | None = None) -> "PSLModel":
+        """Learn every soft rule's weight by PPLL on `dataset`'s truth labels (each rule on its own).
+
+        Weights found in `cache` (same data, same rule) are reused without grounding or learning.
+        """
+        t0 = time.perf_counter()
+        store = AtomStore.from_dataset(dataset)
+        if not np.isfinite(store.truth).any():
+            raise XcoreError("fit_weights needs truth labels for some target atoms; the dataset has none")
+        data_key = dataset_fingerprint(dataset) if cache is not None else ""
+        soft = [k for k, r in enumerate(self.rules) if not r.is_hard]
+        learned: dict[int, float] = {}
+        cached = set()
+        if cache is not None:
+            for k in soft:
+                w = cache.get(self.rules[k], data_key, w_max)
+                if w is not None:
+                    learned[k] = w
+                    cached.add(k)
+        todo = [k for k in soft if k not in learned]
+        if todo:
+            if progress:
+                progress(0.0, f"grounding {len(todo)} rules for weight learning")
+            gp = ground([self.rules[k] for k in todo], store, limit=self.limit)
+            for i, (k, g) in enumerate(zip(todo, gp)):
+                A, b = g.linear_form(store)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
+                    w = learn_weight(A, b, self.rules[k].squared, store.truth, w_max=w_max).weight
+                learned[k] = w
+                if cache is not None:
+                    cache.put(self.rules[k], data_key, w_max, w)
+                if progress:
+                    progress((i + 1) / len(todo), f"PPLL weight of {self.rules[k].text()}")
+        self.rules = [r.with_weight(learned[k]) if k in learned else r for k, r in enumerate(self.rules)]
+        self.fit_info_ = {"seconds": time.perf_counter() - t0, "learned": len(todo), "cached": len(cached)}
+        self._reset_program_weights()
+        return self
+
+    fit = fit_weights
+
+    def _reset_program_weights(self) -> None:
+        if self.forms_ is not None and self.store_ is not None:
+            self.program_ = assemble_program(self.forms_, self.rules, self.store_.n_targets)
+
+    # ------------------------------------------------------------------ grounding and inference
+    def ground(self, dataset: RelationalDataset | AtomStore, progress: Progress | None = None) -> "PSLModel":
+        """Ground every rule on `dataset` with the shared grounder and build the hinge program."""
+        store = dataset if isinstance(dataset, AtomStore) else AtomStore.from_dataset(dataset)
+        cb = (lambda i, n, msg: progress(i / max(n, 1), msg)) if progress else None
+        gp = ground(self.rules, store, limit=self.limit, progress=cb)
+        forms = [rule_form(g, store) for g in gp]
+        for k, (r, g) in enumerate(zip(self.rules, gp)):
+            if r.is_hard:
+                _check_constant_hard_rows(g, store, forms[k])
+        self.store_, self.grounded_, self.forms_ = store, gp, forms
+        self.program_ = assemble_program(forms, self.rules, store.n_targets)
+        self.map_, self.y_ = None, None
+        return self
+
+    def _need_program(self) -> HingeProgram:
+        if self.program_ is None:
+            raise XcoreError("the model is not grounded yet: call model.ground(dataset) first")
+        return self.program_
+
+    def infer(self, warm_start: bool = True, method: str | None = None) -> MAPResult:
+        """MAP inference; `warm_start` starts from the previous MAP state (or the targets' initial values)."""
+        prog = self._need_program()
+        y0 = None
+        if warm_start and self.y_ is not None and len(self.y_) == prog.n_atoms:
+            y0 = self.y_
+        elif self.store_ is not None and np.isfinite(self.store_.target_initial).any():
+            y0 = np.where(np.isfinite(self.store_.target_initial), self.store_.target_initial, 0.5)
+        with single_threaded_blas():
+            res = map_inference(prog, method or self.inference, y0=y0)
+        self.map_, self.y_ = res, res.y
+        return res
+
+    def _need_map(self) -> np.ndarray:
+        if self.y_ is None:
+            self.infer()
+        return self.y_  # type: ignore[return-value]
+
+    def predict(self) -> pd.DataFrame:
+        """One row per target atom: atom_id, predicate, a0.., atom, prediction, truth, error."""
+        y = self._need_map()
+        store = self.store_
+        frame = store.targets_frame().drop(columns=["value", "is_target"])  # type: ignore[union-attr]
+        frame.insert(2, "atom", store.atom_text(store.target_ids))  # type: ignore[union-attr]
+        frame["prediction"] = y
+        frame["error"] = frame["prediction"] - frame["truth"]
+        return frame
+
+    def evaluate(self) -> dict[str, float]:
+        """MSE, RMSE, MAE (and AUPR, AUROC for 0/1 truth) of the MAP state against the truth labels."""
+        y = self._need_map()
+        return prediction_metrics(y, self.store_.truth)  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------ explanations
+    def rule_explainable(self) -> np.ndarray:
+        """Per rule: is it alpha-explainable under the grounded dataset's schema."""
+        if self.store_ is None:
+            raise XcoreError("ground the model first: explainability uses the dataset's predicate flags")
+        return np.array([is_alpha_explainable(r, self.store_.schema, self.alpha, self.block) for r in self.rules],
+                        dtype=bool)
+
+    def explanation_frame(self, targets: np.ndarray | None = None, keep_zero: bool = False) -> pd.DataFrame:
+        """Every (target, ground rule) pair with its score, ranked per target; see `xcore.psl.explain`."""
+        from xcore.psl.explain import explanation_frame
+
+        return explanation_frame(self, targets=targets, keep_zero=keep_zero)
+
+    def explain(self, atom, top_k: int | None = None, keep_zero: bool = False):
+        """The ranked ground rules explaining one target (atom text, target index or (pred, args))."""
+        from xcore.psl.explain import explain_targets
+
+        col = self.target_column(atom)
+        return explain_targets(self, np.array([col]), top_k=top_k, keep_zero=keep_zero)[0]
+
+    def explain_all(self, top_k: int | None = None, keep_zero: bool = False):
+        """Explanations of every target as an `ExplanationSet` (scores computed all at once)."""
+        from xcore.explain.types import ExplanationSet
+        from xcore.psl.explain import explain_targets
+
+        self._need_map()
+        exps = explain_targets(self, np.arange(self.store_.n_targets), top_k=top_k, keep_zero=keep_zero)
+        return ExplanationSet(exps, method="psl_ground_rules",
+                              meta={"alpha": self.alpha, "score": "|w * dphi/dy|"})
+
+    def target_column(self, atom) -> int:
+        """Column (position among the targets) of a target given as text, index or (pred, args)."""
+        if self.store_ is None:
+            raise XcoreError("ground the model first")
+        store = self.store_
+        if isinstance(atom, (int, np.integer)) and not isinstance(atom, bool):
+            if not 0 <= int(atom) < store.n_targets:
+                raise XcoreError(f"target index {atom} is outside 0..{store.n_targets - 1}")
+            return int(atom)
+        if isinstance(atom, tuple) and len(atom) == 2 and isinstance(atom[0], str):
+            pred, args = atom
+            ids = store.lookup(pred, pd.DataFrame({f"a{i}": [str(a)] for i, a in enumerate(args)}))
+            aid = int(ids[0])
+        elif isinstance(atom, str):
+            texts = store.atom_text(store.target_ids)
+            hit = np.flatnonzero(texts == atom.replace("'", "").replace('"', ""))
+            aid = int(store.target_ids[hit[0]]) if len(hit) else -1
+        else:
+            raise XcoreError(f"cannot read a target atom from {atom!r}")
+        if aid < 0 or store.target_index[aid] < 0:
+            raise XcoreError(f"{atom!r} is not a target atom of the grounded dataset")
+        return int(store.target_index[aid])
+
+
+def _as_rules(rules: Sequence[Rule | str] | str) -> list[Rule]:
+    from xcore.logic.parser import parse_rules
+
+    if isinstance(rules, str):
+        return parse_rules(rules, dialect="psl")
+    out: list[Rule] = []
+    for r in rules:
+        if isinstance(r, Rule):
+            out.append(r)
+        elif isinstance(r, str):
+            out.extend(parse_rules(r, dialect="psl"))
+        else:
+            raise XcoreError(f"a rule must be a Rule or PSL text, got {type(r).__name__}")
+    return out
+
+
+def _check_constant_hard_rows(g: GroundRules, store: AtomStore, form: RuleForm) -> None:
+    """A hard ground rule without targets must already hold; otherwise the evidence contradicts it."""
+    A, b = g.linear_form(store)
+    const = np.diff(sp.csr_matrix(A).indptr) == 0
+    bad = np.flatnonzero(const & (b > 1e-9))
+    if len(bad):
+        text = g.texts(store, bad[:1])[0]
+        raise XcoreError(f"hard rule {g.rule.text()} is violated by the observations: {text}")
