@@ -140,9 +140,12 @@ def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[s
 
 
 def write_tabular(ds: RelationalDataset, path: str | os.PathLike) -> Path:
-    """Write `ds.tabular` as CSV (missing cells empty); DataError if the dataset has no table."""
+    """Write `ds.tabular` as CSV (missing cells as `?`, so an all-missing row survives a reload).
+
+    DataError if the dataset has no table.
+    """
     if ds.tabular is None:
         raise DataError(f"dataset {ds.name} has no table to write (it was not loaded from one)")
     path = Path(path)
-    ds.tabular.to_csv(path, index=False, lineterminator="\n", encoding="utf-8")
+    ds.tabular.to_csv(path, index=False, lineterminator="\n", encoding="utf-8", na_rep="?")
     return path
