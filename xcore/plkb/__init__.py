@@ -1,0 +1,39 @@
+"""Probabilistic-logic KB classifier (Fan, Liu, Henderson, "Explainable AI for Classification
+using Probabilistic Logic Inference"): learn clauses ``p: POS | ~a_v | ...`` from a table (ID3
+Tree KB or Direct KB, plus domain knowledge), answer a query by the LP interval of omega(POS),
+and explain with the k most decisive features and Shapley values over partial queries.
+
+Modules: `literals` (Domain, atoms, queries), `kb` / `kbtext` (KB and its text format),
+`tree`, `direct` (learners), `lp` (HiGHS fast path), `lp_pulp` (readable pulp model, .lp/.mps),
+`inference` (Reasoner: scope and solver, cache), `explain` (decisive features, Shapley),
+`classifier` (PLKBClassifier), `discretize`, `synthetic`, `datasets`, `experiments`,
+`shap_compare` (optional `shap`).
+"""
+
+from xcore.plkb.classifier import PLKBClassifier, PLKBExplanation, choose_positive_class
+from xcore.plkb.direct import direct_kb
+from xcore.plkb.discretize import Discretizer
+from xcore.plkb.explain import (
+    DecisiveResult,
+    ShapleyResult,
+    decisive_features,
+    explanation_accuracy,
+    shapley_values,
+    top_k,
+    topk_agreement,
+)
+from xcore.plkb.inference import Reasoner
+from xcore.plkb.kb import KB, Clause
+from xcore.plkb.kbtext import parse_clauses, parse_kb, write_kb
+from xcore.plkb.literals import ABSENT, POS, UNSEEN, Domain, Lit
+from xcore.plkb.lp import TIE_TOL, HighsLP, Interval, build_lp
+from xcore.plkb.synthetic import SyntheticStrings, make_strings
+from xcore.plkb.tree import forest_kb, id3, tree_kb
+
+__all__ = [
+    "ABSENT", "KB", "POS", "TIE_TOL", "UNSEEN", "Clause", "DecisiveResult", "Discretizer", "Domain",
+    "HighsLP", "Interval", "Lit", "PLKBClassifier", "PLKBExplanation", "Reasoner", "ShapleyResult",
+    "SyntheticStrings", "build_lp", "choose_positive_class", "decisive_features", "direct_kb",
+    "explanation_accuracy", "forest_kb", "id3", "make_strings", "parse_clauses", "parse_kb",
+    "shapley_values", "top_k", "topk_agreement", "tree_kb", "write_kb",
+]
