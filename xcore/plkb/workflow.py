@@ -1,0 +1,132 @@
+"""The classifier page's workflow as plain functions: choose data, split, train, predict, explain.
+
+`run_plkb(table, PLKBSettings(...))` returns a `PLKBRun` holding the fitted classifier, the
+70/30 split and the test predictions with their omega(POS) intervals; the page (or a notebook)
+then asks it for explanations, Shapley values, baselines and the pollution curve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import DataError, XcoreError
+from xcore.plkb.classifier import PLKBClassifier
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class PLKBSettings:
+    """Everything that decides a training run (hashable: the page caches runs by it)."""
+
+    label: str
+    positive_class: str | None = None
+    kb: str = "tree"
+    max_k: int = 2
+    min_support: int = 1
+    all_nodes: bool = False
+    n_trees: int = 1
+    n_bins: int = 4
+    knowledge: str = ""
+    test_fraction: float = 0.3
+    seed: int = 0
+    max_rows: int = 3000
+    """Larger tables are subsampled (seeded) so training stays interactive."""
+
+    def classifier(self) -> PLKBClassifier:
+        return PLKBClassifier(kb=self.kb, max_k=self.max_k, min_support=self.min_support,
+                              all_nodes=self.all_nodes, n_trees=self.n_trees, n_bins=self.n_bins,
+                              positive_class=self.positive_class, knowledge=self.knowledge,
+                              random_state=self.seed)
+
+
+@dataclass
+class PLKBRun:
+    """A trained classifier with its split and test predictions."""
+
+    settings: PLKBSettings
+    clf: PLKBClassifier
+    X_train: pd.DataFrame
+    X_test: pd.DataFrame
+    y_train: pd.Series
+    y_test: pd.Series
+    predictions: pd.DataFrame
+
+    def metrics(self) -> dict[str, float]:
+        """Accuracy and F1 (positive class) of the test predictions."""
+        truth = self.clf.binary_labels(self.y_test)
+        pred = (self.predictions["prediction"] == self.clf.classes_[1]).to_numpy()
+        tp = float(np.sum(truth & pred))
+        precision = tp / max(pred.sum(), 1)
+        recall = tp / max(truth.sum(), 1)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {"accuracy": float(np.mean(truth == pred)), "f1": f1, "precision": precision, "recall": recall}
+
+    def row(self, index: int) -> pd.DataFrame:
+        """Test row `index` (position in the test split) as a one-row frame."""
+        if not 0 <= index < len(self.X_test):
+            raise XcoreError(f"test row {index} is outside 0..{len(self.X_test) - 1}")
+        return self.X_test.iloc[[index]]
+
+
+def table_of(ds: RelationalDataset) -> tuple[pd.DataFrame, str]:
+    """The features + label table of a tabular dataset, or a DataError saying what to load."""
+    if ds.tabular is None or ds.label is None:
+        raise DataError(f"dataset {ds.name} is not a table with a label column: load a tabular CSV "
+                        "(e.g. the Mushroom sample) or choose generated data on this page")
+    return ds.tabular, ds.label
+
+
+def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | None = None) -> PLKBRun:
+    """Split (stratified, seeded), fit the KB classifier on 70 %, predict the 30 % test rows."""
+    report = progress or (lambda f, m: None)
+    if settings.label not in table.columns:
+        raise DataError(f"label column {settings.label!r} is not in the table "
+                        f"(columns: {', '.join(map(str, table.columns[:20]))})")
+    table = table.dropna(subset=[settings.label])
+    if len(table) > settings.max_rows:
+        table = table.sample(settings.max_rows, random_state=settings.seed)
+    X = table.drop(columns=[settings.label])
+    y = table[settings.label].astype(str)
+    if y.nunique() < 2:
+        raise DataError(f"label {settings.label!r} has a single class; need two or more")
+    counts = y.value_counts()
+    stratify = y if counts.min() >= 2 else None
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=settings.test_fraction, random_state=settings.seed, stratify=stratify)
+    clf = settings.classifier()
+    clf.fit(X_train, y_train, progress=lambda f, m: report(0.6 * f, m))
+    report(0.6, "predicting the test rows")
+    predictions = clf.predictions_frame(X_test, y_test)
+    report(1.0, "done")
+    return PLKBRun(settings, clf, X_train, X_test, y_train, y_test, predictions)
+
+
+GENERATED = ("Synthetic strings", "Titanic-like passengers")
+
+
+def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int = 1000,
+                    seed: int = 0) -> tuple[pd.DataFrame, str]:
+    """A generated table and its label column: the paper's synthetic strings or Titanic-like rows.
+
+    Synthetic strings are positive iff they match a random seed string in exactly 5 positions
+    (the matching positions are the true explanation); Titanic-like rows drop the identifier
+    columns (PassengerId, Name, Ticket, Cabin) that no KB can generalise from.
+    """
+    if kind == GENERATED[0]:
+        from xcore.plkb.synthetic import make_strings
+
+        syn = make_strings(length=length, alphabet_size=alphabet_size, n=n, seed=seed)
+        return syn.X.assign(label=syn.y.astype(str).to_numpy()), "label"
+    if kind == GENERATED[1]:
+        from xcore.plkb.datasets import make_titanic_like
+
+        table = make_titanic_like(n=n, seed=seed)
+        return table.drop(columns=["PassengerId", "Name", "Ticket", "Cabin"], errors="ignore"), "Survived"
+    raise XcoreError(f"unknown generated data {kind!r}; choose one of: {', '.join(GENERATED)}")
