@@ -70,12 +70,14 @@ def show_overview(run: PLKBRun) -> None:
     c[0].metric("Accuracy", f"{m['accuracy']:.3f}")
     c[1].metric("F1", f"{m['f1']:.3f}")
     c[2].metric("KB clauses", f"{kb.get('clauses', len(run.clf.kb_)):,}")
-    c[3].metric("Full LP (rows × cols)", f"{kb['full_lp'].get('rows', 0):,} × {kb['full_lp'].get('cols', 0):,}")
+    lp = kb["full_lp"]
+    c[3].metric("Full-KB LP", f"{lp.get('rows', 0):,} rows",
+                help=f"{lp.get('cols', 0):,} columns, {lp.get('nonzeros', 0):,} non-zeros")
     c[4].metric("Positive class", str(run.clf.positive_class_))
 
 
 def show_predictions(run: PLKBRun) -> int:
-    frame = run.predictions.rename(columns={"lo": "omega_lo", "hi": "omega_hi", "mid": "omega_mid"})
+    frame = run.predictions.rename(columns={"lo": "omega_lo", "hi": "omega_hi", "mid": "omega_mid"}).round(4)
     event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key="plkb_pred_table", height=300)
     rows = event.selection.rows if event is not None else []
