@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from xcore.data.shared import shared_data_dir
 import xcore.data as xd
 from xcore.data import io as xio
 from xcore.data.dataset import RelationalDataset
@@ -20,7 +21,7 @@ from xcore.data.io import Limits
 from xcore.data.schema import PARTITIONS, Predicate, Schema
 from xcore.errors import DataError
 
-SHARED = Path("/work/shared/data")
+SHARED = shared_data_dir()
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared benchmark data not present")
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from test_plkb_learners import Q0101, four_bit
+from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError, ParseError, SchemaError, XcoreError
 from xcore.explain.types import Explanation
 from xcore.plkb import KB, PLKBClassifier, make_strings
@@ -24,7 +25,7 @@ from xcore.plkb.datasets import (
 from xcore.plkb.discretize import Discretizer
 from xcore.plkb.experiments import binary_metrics, compare_baselines, pollution_curve, random_clauses
 
-DATA = Path("/work/shared/data")
+DATA = shared_data_dir()
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared benchmark data not present")
 
 

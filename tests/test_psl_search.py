@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from xcore.data.shared import shared_data_dir
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
@@ -207,7 +208,7 @@ def test_on_generated_lastfm_with_block_predicate():
 
 
 # ---------------------------------------------------------------------- Cora (benchmark data, never shipped)
-CORA = __import__("pathlib").Path("/work/shared/data/planetoid_cora")
+CORA = shared_data_dir() / "planetoid_cora"
 
 
 @pytest.mark.skipif(not CORA.exists(), reason="shared Cora data not available")

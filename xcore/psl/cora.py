@@ -26,11 +26,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from xcore.data.shared import shared_data_dir
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
 
-DEFAULT_ROOT = Path("/work/shared/data/planetoid_cora")
+DEFAULT_ROOT = shared_data_dir() / "planetoid_cora"
 
 CHECKED_FILES: dict[str, str] = {
     "ind.cora.allx": "9419ba2f26f5c35243db64aba110e0f35a04851609e0dc5433450676ca6b8543",
