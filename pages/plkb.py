@@ -8,7 +8,8 @@ import streamlit as st
 
 from pages.common import get_dataset, guarded
 from xcore.plkb.experiments import compare_baselines, pollution_curve
-from xcore.plkb.workflow import GENERATED, PLKBRun, PLKBSettings, generated_table, run_plkb, table_of
+from xcore.plkb.workflow import (GENERATED, PLKBRun, PLKBSettings, generated_table, identifier_columns,
+                                 run_plkb, table_of)
 from xcore.viz import ranked_bar_figure, tradeoff_figure
 
 RUN_KEY = "plkb_run"
@@ -56,11 +57,14 @@ def settings_form(table, label: str) -> PLKBSettings:
     support = c[1].number_input("Direct: min support", 1, 1000, 1, key="plkb_support", disabled=kb != "direct")
     trees = c[2].number_input("Tree: trees (forest)", 1, 25, 1, key="plkb_trees", disabled=kb != "tree")
     all_nodes = c[3].checkbox("Tree: clause per node", key="plkb_allnodes", disabled=kb != "tree")
+    ids = identifier_columns(table, label)
+    drop = st.multiselect("Leave out these columns", [c for c in table.columns if c != label], default=ids,
+                          key="plkb_drop", help="Identifier-like columns are left out by default.")
     knowledge = st.text_area("Domain knowledge (one clause per line, e.g. `0.9: POS | ~Sex_female`)", "",
                              key="plkb_knowledge", height=80)
     return PLKBSettings(label=label, positive_class=None if positive == "(default)" else positive, kb=kb,
                         max_k=int(max_k), min_support=int(support), all_nodes=bool(all_nodes),
-                        n_trees=int(trees), n_bins=int(bins), knowledge=knowledge)
+                        n_trees=int(trees), n_bins=int(bins), knowledge=knowledge, drop=tuple(drop))
 
 
 def show_overview(run: PLKBRun) -> None:

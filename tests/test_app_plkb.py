@@ -61,3 +61,13 @@ def test_bad_knowledge_clause_shows_error():
     assert not at.exception, at.exception
     assert any("NoSuchFeature" in e.value for e in at.error)
     assert "plkb_run" not in at.session_state
+
+
+def test_identifier_columns_are_left_out_by_default():
+    at = fresh(load_sample("titanic_like"))
+    assert set(at.multiselect(key="plkb_drop").value) == {"passengerid", "name", "ticket", "cabin"}
+    at.button(key="plkb_train").click()
+    at.run()
+    assert not at.exception, at.exception
+    run = at.session_state["plkb_run"]
+    assert "name" not in run.X_train.columns and "sex" in run.X_train.columns

@@ -34,6 +34,8 @@ class PLKBSettings:
     n_trees: int = 1
     n_bins: int = 4
     knowledge: str = ""
+    drop: tuple[str, ...] = ()
+    """Columns left out of the features (e.g. identifiers, see `identifier_columns`)."""
     test_fraction: float = 0.3
     seed: int = 0
     max_rows: int = 3000
@@ -83,6 +85,22 @@ def table_of(ds: RelationalDataset) -> tuple[pd.DataFrame, str]:
     return ds.tabular, ds.label
 
 
+def identifier_columns(table: pd.DataFrame, label: str | None = None) -> list[str]:
+    """Columns that look like identifiers (almost every row has its own value): names, ids, tickets.
+
+    A KB clause on such a column matches one row, so they are dropped by default on the page.
+    """
+    out = []
+    for c in table.columns:
+        if c == label:
+            continue
+        values = table[c].dropna()
+        if len(values) >= 20 and values.nunique() > 0.5 * len(values) and values.nunique() > 20 \
+                and not pd.api.types.is_float_dtype(values):
+            out.append(str(c))
+    return out
+
+
 def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | None = None) -> PLKBRun:
     """Split (stratified, seeded), fit the KB classifier on 70 %, predict the 30 % test rows."""
     report = progress or (lambda f, m: None)
@@ -92,7 +110,10 @@ def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | N
     table = table.dropna(subset=[settings.label])
     if len(table) > settings.max_rows:
         table = table.sample(settings.max_rows, random_state=settings.seed)
-    X = table.drop(columns=[settings.label])
+    X = table.drop(columns=[settings.label, *[c for c in settings.drop if c != settings.label]],
+                   errors="ignore")
+    if X.shape[1] == 0:
+        raise DataError("no feature columns are left: un-tick some of the dropped columns")
     y = table[settings.label].astype(str)
     if y.nunique() < 2:
         raise DataError(f"label {settings.label!r} has a single class; need two or more")
