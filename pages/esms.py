@@ -45,6 +45,10 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     explainable = st.multiselect("Explainable predicates", [p.name for p in ds.predicates],
                                  default=[p.name for p in ds.predicates if p.explainable],
                                  key="esms_explainable")
+    counterparts = st.checkbox("Add counterpart templates (¬evidence → ¬target, as HyPER does)",
+                               key="esms_counterparts",
+                               help="The paper's templates only push the target up; counterparts also "
+                                    "pull it down when the evidence is low.")
     c1, c2, c3, c4, c5 = st.columns(5)
     gamma = c1.slider("Explainability bias γ", 0.0, 1.0, 0.0, 0.05, key="esms_gamma")
     alpha = c2.slider("α (explainable share)", 0.0, 1.0, 0.25, 0.05, key="esms_alpha")
@@ -53,7 +57,8 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     seed = c5.number_input("Seed", 0, 10_000, 0, key="esms_seed")
     return ESMSSettings(target=target, block=None if block == "(none)" else block,
                         explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
-                        rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed))
+                        rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
+                        counterparts=bool(counterparts))
 
 
 def execute(ds: RelationalDataset, settings: ESMSSettings) -> None:

@@ -8,3 +8,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """AppTest runs a page as `__main__`; restore it so process pools started later in the same
+    worker do not re-run that page in their children (spawn/forkserver re-import `__main__`)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main

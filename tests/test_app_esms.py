@@ -67,3 +67,19 @@ def test_broken_rule_text_shows_error(demo_app):
     assert not at.exception, at.exception
     assert any("line 1" in e.value for e in at.error)
     assert at.session_state["esms_run"] is before
+
+
+def test_counterpart_option_reaches_the_search():
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["dataset"] = load_sample("lastfm_demo")
+    at.run()
+    at.checkbox(key="esms_counterparts").check()
+    at.number_input(key="esms_n").set_value(5)
+    at.number_input(key="esms_lm").set_value(6)
+    at.run()
+    at.button(key="esms_run_btn").click()
+    at.run()
+    assert not at.exception, at.exception
+    run = at.session_state["esms_run"]
+    assert run.settings.counterparts and run.search.counterparts
+    assert run.settings.iterations == 5

@@ -10,7 +10,9 @@ from xcore.errors import SchemaError, XcoreError
 from xcore.logic.parser import parse_rule
 from xcore.psl.templates import (
     DEFAULT_TEMPLATES,
+    HYPER_TEMPLATES,
     MetaTemplate,
+    counterpart_of,
     explainable_fraction,
     fill_templates,
     is_alpha_explainable,
@@ -164,3 +166,127 @@ def test_algorithm2_templates_are_uniform():
     freq = np.array([names.count(n) for n in groups]) / trials
     expected = 1 / len(groups)
     assert np.all(np.abs(freq - expected) < 4 * np.sqrt(expected * (1 - expected) / trials))
+
+
+# ---------------------------------------------------------------------- negative counterparts (HyPER)
+def counterparts(schema: Schema, block: str | None = None) -> dict[str, set[str]]:
+    rules = fill_templates(schema, "likes", block, counterparts=True)
+    return {n: texts(rs) for n, rs in rules.by_template().items() if n.endswith("_neg")}
+
+
+def test_counterparts_hand_enumerated_without_block():
+    pi = ("likes", "cf", "rated")  # the slots typed like likes(person, item): the negated ones
+    got = counterparts(small_schema())
+    assert got["local_neg"] == {"1.0: ~cf(A, B) -> ~likes(A, B) ^2", "1.0: ~rated(A, B) -> ~likes(A, B) ^2"}
+    assert got["local_second_neg"] == {"1.0: ~pop(B) -> ~likes(A, B) ^2"}
+    assert got["local_first_neg"] == {"1.0: ~old(A) -> ~likes(A, B) ^2"}
+    assert got["path2_neg"] == ({f"1.0: friend(A, B) & ~{p}(B, C) -> ~likes(A, C) ^2" for p in pi}
+                                | {f"1.0: ~{p}(A, B) & sim(B, C) -> ~likes(A, C) ^2" for p in pi})
+    assert got["similarity_neg"] == ({f"1.0: sim(A, B) & ~{p}(C, A) -> ~likes(C, B) ^2" for p in pi}
+                                     | {f"1.0: ~{p}(A, B) & friend(C, A) -> ~likes(C, B) ^2" for p in pi})
+    assert got["path3_neg"] == ({f"1.0: friend(A, B) & friend(B, C) & ~{p}(C, D) -> ~likes(A, D) ^2" for p in pi}
+                                | {f"1.0: friend(A, B) & ~{p}(B, C) & sim(C, D) -> ~likes(A, D) ^2" for p in pi}
+                                | {f"1.0: ~{p}(A, B) & sim(B, C) & sim(C, D) -> ~likes(A, D) ^2" for p in pi})
+    assert set(got) == {f"{t.name}_neg" for t in DEFAULT_TEMPLATES if not t.is_prior}
+    # the default is the paper's templates only; HYPER_TEMPLATES is the same set as counterparts=True
+    assert not any(r.name.endswith("_neg") for r in fill_templates(small_schema(), "likes"))
+    assert texts(fill_templates(small_schema(), "likes", templates=HYPER_TEMPLATES)) == \
+        texts(fill_templates(small_schema(), "likes", counterparts=True))
+    assert len(fill_templates(small_schema(), "likes", templates=HYPER_TEMPLATES, counterparts=True)) == \
+        len(fill_templates(small_schema(), "likes", counterparts=True))  # not doubled
+
+
+def test_counterparts_with_block_scope_the_negated_slot():
+    got = counterparts(small_schema(), "rated")
+    assert got["local_neg"] == {"1.0: ~cf(A, B) & rated(A, B) -> ~likes(A, B) ^2",
+                                "1.0: ~rated(A, B) -> ~likes(A, B) ^2"}
+    assert got["local_first_neg"] == {"1.0: ~old(A) & rated(A, B) -> ~likes(A, B) ^2"}
+    assert got["path2_neg"] == {
+        "1.0: ~likes(A, B) & sim(B, C) & rated(A, C) & rated(A, B) -> ~likes(A, C) ^2",
+        "1.0: ~cf(A, B) & sim(B, C) & rated(A, C) & rated(A, B) -> ~likes(A, C) ^2",
+        "1.0: ~rated(A, B) & sim(B, C) & rated(A, C) -> ~likes(A, C) ^2",
+        "1.0: friend(A, B) & ~likes(B, C) & rated(A, C) & rated(B, C) -> ~likes(A, C) ^2",
+        "1.0: friend(A, B) & ~cf(B, C) & rated(A, C) & rated(B, C) -> ~likes(A, C) ^2",
+        "1.0: friend(A, B) & ~rated(B, C) & rated(A, C) -> ~likes(A, C) ^2"}
+    assert counterpart_of(template("path2")).text() == "[~]_(A, B) & [~]_(B, C) -> ~T(A, C)"
+    assert counterpart_of(template("local")).text("likes") == "~_(A, B) -> ~likes(A, B)"
+    with pytest.raises(XcoreError, match="no counterpart"):
+        counterpart_of(template("prior_true"))
+
+
+def _mirror(rule, block: str):
+    """The paper rule a counterpart mirrors: negations dropped, the negated slot's block atom removed."""
+    from xcore.logic.ast import Literal, Rule
+
+    head_args = rule.head[0].atom.args
+    neg_args = {l.atom.args for l in rule.body if l.negated}
+    body = tuple(Literal(l.atom) for l in rule.body
+                 if l.negated or not (l.atom.predicate == block and l.atom.args in neg_args
+                                      and l.atom.args != head_args))
+    return Rule(body, (Literal(rule.head[0].atom),), 1.0, True, "psl")
+
+
+def test_counterparts_have_the_explainability_of_the_rule_they_mirror():
+    s = small_schema()
+    paper = {r.with_weight(1.0).text(): r for r in fill_templates(s, "likes", "rated")}
+    neg = [r for r in fill_templates(s, "likes", "rated", counterparts=True) if r.name.endswith("_neg")]
+    assert len(neg) == 2 + 1 + 1 + 6 + 6 + 9
+    for r in neg:
+        m = _mirror(r, "rated")
+        assert m.text() in paper, m.text()
+        for alpha in (0.0, 0.25, 0.5):
+            assert is_alpha_explainable(r, s, alpha, "rated") == is_alpha_explainable(m, s, alpha, "rated")
+        assert explainable_fraction(r, s, "rated") == explainable_fraction(m, s, "rated")
+    r = parse_rule("1.0: ~cf(A, B) & sim(B, C) & rated(A, C) & rated(A, B) -> ~likes(A, C) ^2")
+    assert explainable_fraction(r, s, block="rated") == 0.5  # ~cf counts as cf (not explainable)
+    r = parse_rule("1.0: ~pop(B) & rated(A, B) -> ~likes(A, B) ^2")
+    assert explainable_fraction(r, s, block="rated") == 1.0 and is_alpha_explainable(r, s, 0.25, "rated")
+
+
+def _two_sided_data(seed: int = 0):
+    """likes(U, I) = MAP of pop(B) -> likes and ~pop(B) -> ~likes (so likes ~ pop), a held-out split."""
+    import pandas as pd
+
+    from xcore.data.dataset import RelationalDataset
+    from xcore.psl.model import PSLModel
+    from xcore.psl.search import split_targets
+
+    rng = np.random.default_rng(seed)
+    people, items = [f"u{i}" for i in range(8)], [f"i{i}" for i in range(10)]
+    pairs = pd.DataFrame([(p, i) for p in people for i in items], columns=["a0", "a1"])
+    seen = rng.random(len(pairs)) < 0.3
+    obs = pairs[seen].assign(value=rng.uniform(0, 1, int(seen.sum())))
+    targets = pairs[~seen].reset_index(drop=True)
+    schema = [Predicate("likes", 2, ("user", "item"), closed=False), Predicate("pop", 1, ("item",)),
+              Predicate("old", 1, ("user",)), Predicate("friend", 2, ("user", "user"))]
+    friends = [(a, b) for a in people for b in people if a != b and rng.random() < 0.3]
+    tables = {"pop": {"obs": pd.DataFrame({"a0": items, "value": rng.uniform(0.1, 0.9, len(items))})},
+              "old": {"obs": pd.DataFrame({"a0": people, "value": rng.uniform(0, 1, len(people))})},
+              "friend": {"obs": pd.DataFrame({"a0": [a for a, _ in friends], "a1": [b for _, b in friends],
+                                              "value": 1.0})}}
+    base = RelationalDataset(schema, {**tables, "likes": {"obs": obs, "targets": targets}})
+    y = PSLModel("5.0: pop(B) -> likes(A, B) ^2\n5.0: ~pop(B) -> ~likes(A, B) ^2").ground(base).infer().y
+    ds = RelationalDataset(schema, {**tables, "likes": {"obs": obs, "targets": targets,
+                                                        "truth": targets.assign(value=y)}})
+    return split_targets(ds, "likes", 0.3, seed=0)
+
+
+def test_search_with_counterparts_runs_is_reproducible_and_fits_two_sided_truth():
+    from xcore.psl.search import ESMSSearch, gamma_sweep
+
+    train, valid = _two_sided_data()
+    kw = dict(rules_per_model=4, iterations=12, n_jobs=1, seed=0)
+    a = ESMSSearch("likes", counterparts=True, **kw).fit(train, valid)
+    b = ESMSSearch("likes", counterparts=True, **kw).fit(train, valid)
+    assert a.get_params()["counterparts"] is True and ESMSSearch("likes").counterparts is False
+    assert [r.text() for r in a.best_rules_] == [r.text() for r in b.best_rules_]
+    assert a.best_score_ == b.best_score_
+    assert a.history_["rules"].tolist() == b.history_["rules"].tolist()
+    drawn = {x for rules in a.history_["rules"] for x in rules}
+    assert any("->" in x and "~" in x.split("->")[0] for x in drawn)  # counterpart rules were drawn and grounded
+    paper = ESMSSearch("likes", **kw).fit(train, valid)
+    assert not any("->" in x and "~" in x.split("->")[0] for rules in paper.history_["rules"] for x in rules)
+    # the truth is two-sided: the counterpart ~pop(B) -> ~likes(A, B) lets the search fit it better
+    assert a.best_score_ < paper.best_score_
+    sweep = gamma_sweep(train, valid, "likes", grid=[0.0, 1.0], counterparts=True, **kw)
+    assert sweep["score"].iloc[0] == pytest.approx(a.best_score_)

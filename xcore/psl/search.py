@@ -165,7 +165,8 @@ class ESMSSearch:
 
     `gamma` in [0, 1] biases towards alpha-explainable rules (0: no bias, 1: only explainable);
     `rules_per_model` is L_M, `iterations` N; `metric` is V(M) on the validation data; `block`
-    an optional block predicate for the target. After `fit`: `best_model_` (weights learned,
+    an optional block predicate for the target; `counterparts=True` adds the negative counterpart
+    of every template (`xcore.psl.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
     grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`.
     """
 
@@ -174,7 +175,7 @@ class ESMSSearch:
                  seed: int = 0, templates: Sequence[MetaTemplate] = DEFAULT_TEMPLATES,
                  always_priors: bool = False, squared: bool = True, inference: str = "auto",
                  w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: str = "thread",
-                 cache: SearchCache | None = None) -> None:
+                 cache: SearchCache | None = None, counterparts: bool = False) -> None:
         if not 0.0 <= gamma <= 1.0:
             raise XcoreError(f"gamma must be in [0, 1], got {gamma}")
         if iterations < 1 or rules_per_model < 0:
@@ -187,20 +188,21 @@ class ESMSSearch:
         self.block, self.n_jobs, self.seed = block, n_jobs, seed
         self.templates, self.always_priors, self.squared = tuple(templates), always_priors, squared
         self.inference, self.w_max, self.ground_limit, self.executor = inference, w_max, ground_limit, executor
+        self.counterparts = bool(counterparts)
         self.cache_ = cache if cache is not None else SearchCache()
 
     def get_params(self) -> dict:
         """Constructor arguments (sklearn style), without the cache."""
         keys = ("target", "gamma", "alpha", "rules_per_model", "iterations", "metric", "block", "n_jobs",
                 "seed", "templates", "always_priors", "squared", "inference", "w_max", "ground_limit",
-                "executor")
+                "executor", "counterparts")
         return {k: getattr(self, k) for k in keys}
 
     # ------------------------------------------------------------------ candidates
     def candidates(self, schema) -> list[Rule]:
         """All rules the templates allow for the target (priors excluded when always included)."""
         return fill_templates(schema, self.target, self.block, self.templates, self.squared,
-                              include_priors=not self.always_priors)
+                              include_priors=not self.always_priors, counterparts=self.counterparts)
 
     def draw_models(self, schema) -> list[_Candidate]:
         """The N candidate models of Algorithm 1, drawn with Algorithm 2 from one seeded generator."""

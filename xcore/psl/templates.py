@@ -7,8 +7,23 @@ types). The paper's templates (Embar, Srinivasan, Getoor, UAI 2022) for a binary
 ``T(A,B)`` are `DEFAULT_TEMPLATES`; a *block* predicate (e.g. ``rated(U, I)``) may be conjoined to
 every non-prior body so only relevant pairs ground.
 
+Counterparts (an option, off by default; HyPER, Kouki et al. RecSys 2015, whose LastFM rules the
+paper follows): the paper's templates only have positive heads, so every rule can only push T up.
+The *counterpart* of a template negates the head and the body slot that carries the value, pulling
+T DOWN when that evidence is low: ``_(A,B) -> T(A,B)`` gets ``~_(A,B) -> ~T(A,B)`` (i.e.
+``T(A,B) -> _(A,B)``), ``rating(U,I1) & sim(I1,I2) -> rating(U,I2)`` gets
+``~rating(U,I1) & sim(I1,I2) -> ~rating(U,I2)``. Which slot is negated, per filling: every slot
+filled by a predicate with the target's argument types (one counterpart per such slot, negating
+that slot only); if none has them and the template has a single slot, that slot; otherwise the
+filling has no counterpart. With a block predicate, a negated target-typed slot also gets the block
+atom over its own arguments (``rated(U,I1)``, as in HyPER), so the negated literal is left joined
+only over relevant pairs instead of reading every missing pair as 0. `HYPER_TEMPLATES` is the
+paper's templates plus their counterparts; `fill_templates(..., counterparts=True)` adds them.
+
 `is_alpha_explainable` is the paper's alpha-explainability: the share of explainable predicates in
-the body (the block atom excluded, it only scopes grounding) must *exceed* alpha; an empty body
+the body (block atoms excluded -- on the head's arguments, or positive on a negated slot's arguments:
+they only scope grounding; a negated slot counts as its predicate, so a counterpart has the same
+share as the rule it mirrors) must *exceed* alpha; an empty body
 (priors) has share 0, so priors are never explainable. `sample_rules` is Algorithm 2.
 """
 
@@ -34,7 +49,9 @@ class MetaTemplate:
     """A rule shape with predicate slots over variables; the head is the target T(head_vars).
 
     `slots` lists each body slot's variables, e.g. ``(("A", "B"), ("B", "C"))``; `negated_head`
-    makes the head ``~T`` (the prior towards 0). Filled rules carry the template name as `Rule.name`.
+    makes the head ``~T`` (the prior towards 0). `counterpart` makes this the negative counterpart
+    of the template with the same slots (see the module docstring: value slot and head negated).
+    Filled rules carry the template name as `Rule.name`.
     """
 
     name: str
@@ -42,15 +59,20 @@ class MetaTemplate:
     head: tuple[str, ...] = ("A", "B")
     negated_head: bool = False
     description: str = ""
+    counterpart: bool = False
 
     @property
     def is_prior(self) -> bool:
         return not self.slots
 
     def text(self, target: str = "T") -> str:
-        """The template as text with ``_`` slots: ``_(A, B) & _(B, C) -> T(A, C)``."""
-        body = " & ".join(f"_({', '.join(s)})" for s in self.slots)
-        head = f"{'~' if self.negated_head else ''}{target}({', '.join(self.head)})"
+        """The template as text with ``_`` slots: ``_(A, B) & _(B, C) -> T(A, C)``.
+
+        A counterpart marks its slots ``~_`` (one slot) or ``[~]_`` (the negated one depends on the filling).
+        """
+        neg = ("~" if len(self.slots) == 1 else "[~]") if self.counterpart else ""
+        body = " & ".join(f"{neg}_({', '.join(s)})" for s in self.slots)
+        head = f"{'~' if self.negated_head or self.counterpart else ''}{target}({', '.join(self.head)})"
         return f"{body} -> {head}" if body else head
 
     def fill(self, schema: Schema, target: str, block: str | None = None,
@@ -62,7 +84,7 @@ class MetaTemplate:
                 f"template {self.name} has a head of arity {len(self.head)} but target {target} has "
                 f"arity {tpred.arity}; the ESMS meta-templates are defined for binary targets T(A, B)")
         head_atom = Atom(target, tuple(Variable(v) for v in self.head))
-        head = (Literal(head_atom, self.negated_head),)
+        head = (Literal(head_atom, self.negated_head or self.counterpart),)
         block_atom = _block_atom(schema, tpred, block, head_atom)
         base_types = dict(zip(self.head, tpred.types))
         by_arity: dict[int, list] = {}
@@ -74,11 +96,40 @@ class MetaTemplate:
                                for p, slot in zip(preds, self.slots))
             if head_atom in body_atoms:
                 continue  # T(A,B) -> T(A,B) and the like: a tautology
-            if block_atom is not None and not self.is_prior and block_atom not in body_atoms:
-                body_atoms = body_atoms + (block_atom,)
-            body = tuple(Literal(a) for a in body_atoms)
-            out.append(Rule(body, head, weight, squared, "psl", name=self.name))
+            if not self.counterpart:
+                if block_atom is not None and not self.is_prior and block_atom not in body_atoms:
+                    body_atoms = body_atoms + (block_atom,)
+                body = tuple(Literal(a) for a in body_atoms)
+                out.append(Rule(body, head, weight, squared, "psl", name=self.name))
+                continue
+            for k in _value_slots(preds, tpred.types):
+                body = [Literal(a, i == k) for i, a in enumerate(body_atoms)]
+                extra = [block_atom]
+                if block is not None and preds[k].types == tpred.types:
+                    extra.append(Atom(block, body_atoms[k].args))
+                for b in extra:
+                    if b is not None and b not in body_atoms and Literal(b) not in body:
+                        body.append(Literal(b))
+                out.append(Rule(tuple(body), head, weight, squared, "psl", name=self.name))
         return out
+
+
+def _value_slots(preds, target_types: tuple[str, ...]) -> list[int]:
+    """Slots a counterpart negates: those typed like the target; else the only slot; else none."""
+    typed = [i for i, p in enumerate(preds) if p.types == target_types]
+    if typed:
+        return typed
+    return [0] if len(preds) == 1 else []
+
+
+def counterpart_of(template: MetaTemplate) -> MetaTemplate:
+    """The negative counterpart of a (non-prior) template: value slot and head negated."""
+    if template.is_prior or template.counterpart or template.negated_head:
+        raise XcoreError(f"template {template.name} has no counterpart (priors and counterparts have none)")
+    shape = MetaTemplate(f"{template.name}_neg", template.slots, template.head, counterpart=True)
+    return MetaTemplate(shape.name, shape.slots, shape.head, counterpart=True,
+                        description=f"counterpart of {template.name}: {shape.text()} (negated: each slot "
+                                    "typed like T, one counterpart per such slot; else the only slot)")
 
 
 def _block_atom(schema: Schema, tpred, block: str | None, head_atom: Atom) -> Atom | None:
@@ -126,6 +177,18 @@ DEFAULT_TEMPLATES: tuple[MetaTemplate, ...] = (
 )
 """The paper's meta-templates for a binary target T(A, B)."""
 
+HYPER_TEMPLATES: tuple[MetaTemplate, ...] = DEFAULT_TEMPLATES + tuple(
+    counterpart_of(t) for t in DEFAULT_TEMPLATES if not t.is_prior)
+"""The paper's templates plus their negative counterparts (HyPER-style two-sided rules)."""
+
+
+def with_counterparts(templates: Sequence[MetaTemplate]) -> tuple[MetaTemplate, ...]:
+    """`templates` plus the counterpart of each non-prior template not already present (by name)."""
+    names = {t.name for t in templates}
+    extra = [counterpart_of(t) for t in templates
+             if not t.is_prior and not t.counterpart and not t.negated_head and f"{t.name}_neg" not in names]
+    return tuple(templates) + tuple(extra)
+
 
 class CandidateRules(list):
     """A list of candidate rules (from `fill_templates`) that remembers its schema, target, block."""
@@ -147,8 +210,13 @@ class CandidateRules(list):
 
 def fill_templates(schema: Schema | Sequence, target_pred: str, block_pred: str | None = None,
                    templates: Sequence[MetaTemplate] = DEFAULT_TEMPLATES, squared: bool = True,
-                   include_priors: bool = True) -> CandidateRules:
-    """All candidate rules: every template filled with every type-consistent choice of predicates."""
+                   include_priors: bool = True, counterparts: bool = False) -> CandidateRules:
+    """All candidate rules: every template filled with every type-consistent choice of predicates.
+
+    `counterparts=True` also fills the negative counterpart of every non-prior template.
+    """
+    if counterparts:
+        templates = with_counterparts(templates)
     if not isinstance(schema, Schema):
         schema = Schema.of(list(schema))
     schema[target_pred]  # clear error for an unknown target
@@ -187,8 +255,10 @@ def _scored_body(rule: Rule, block: str | None) -> tuple[Literal, ...]:
     if block is None or not rule.head:
         return rule.body
     head_args = rule.head[0].atom.args
+    negated_args = {l.atom.args for l in rule.body if l.negated}
     return tuple(l for l in rule.body
-                 if not (l.atom.predicate == block and l.atom.args == head_args and not l.negated))
+                 if not (l.atom.predicate == block
+                         and (l.atom.args == head_args or (not l.negated and l.atom.args in negated_args))))
 
 
 # ---------------------------------------------------------------------- identity of rules

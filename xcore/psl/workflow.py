@@ -42,11 +42,13 @@ class ESMSSettings:
     n_jobs: int = 2
     valid_fraction: float = 0.2
     test_fraction: float = 0.2
+    counterparts: bool = False
+    """Add HyPER-style counterpart templates (pull the target down when the evidence is low)."""
 
     def search_kwargs(self) -> dict:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
                     iterations=self.iterations, metric=self.metric, block=self.block,
-                    n_jobs=self.n_jobs, seed=self.seed)
+                    n_jobs=self.n_jobs, seed=self.seed, counterparts=self.counterparts)
 
 
 DEMO_SETTINGS = ESMSSettings(target="rating", block="rated", gamma=0.5, rules_per_model=10,
