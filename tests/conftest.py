@@ -13,11 +13,14 @@ if str(ROOT) not in sys.path:
 import pytest  # noqa: E402
 
 
+_ORIGINAL_MAIN = sys.modules.get("__main__")
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
-    """AppTest runs a page as `__main__`; restore it so process pools started later in the same
-    worker do not re-run that page in their children (spawn/forkserver re-import `__main__`)."""
-    main = sys.modules.get("__main__")
+    """AppTest runs a page as `__main__` (also inside module-scoped fixtures); put the original back
+    after every test so process pools started later in the same worker do not re-run that page in
+    their children (spawn/forkserver re-import `__main__`)."""
     yield
-    if main is not None:
-        sys.modules["__main__"] = main
+    if _ORIGINAL_MAIN is not None:
+        sys.modules["__main__"] = _ORIGINAL_MAIN

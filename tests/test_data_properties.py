@@ -266,3 +266,11 @@ def test_tabular_roundtrip(tmp_path_factory, header, data):
     back = xd.load(path, label=first.label)
     pd.testing.assert_frame_equal(back.tabular, first.tabular)
     assert back.label == first.label == header[0]
+
+
+def test_manifest_keeps_unicode_line_separators(tmp_path):
+    # YAML reads a raw NEL/LS character as a line break; the writer must escape them
+    ds = RelationalDataset(Schema.of([Predicate("p", 1)]), {"p": {"obs": pd.DataFrame({"a0": ["a"], "value": [1.0]})}},
+                           name="n", description="a\x85b\u2028c é")
+    xio.write_psl_folder(ds, tmp_path / "d")
+    assert xd.load(tmp_path / "d").description == ds.description

@@ -185,7 +185,7 @@ def write_manifest(ds: Any, path: str | os.PathLike) -> Path:
     if path.suffix.lower() == ".json":
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     else:
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False), encoding="utf-8")
     return path
 
 
