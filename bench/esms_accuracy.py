@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import replace_section  # noqa: E402
 
 from bench.grounding import machine  # noqa: E402
 from xcore.data.generators import lastfm_preset  # noqa: E402
@@ -149,10 +150,7 @@ def update_results(path: Path, body: str, info: str, command: str) -> None:
     """Replace (or append) the "## ESMS accuracy" section of the results file."""
     section = (f"## ESMS accuracy\n\nCommand: `{command}` ({time.strftime('%Y-%m-%d')}).\n"
                f"Machine: {info}.\n\n{body}\n\n{NOTES}\n")
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(r"^## ESMS accuracy\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-    path.write_text(text.rstrip() + "\n", encoding="utf-8")
+    replace_section(path, "ESMS accuracy", section)
 
 
 def main() -> None:

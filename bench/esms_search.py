@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import replace_section  # noqa: E402
 
 from bench.grounding import machine  # noqa: E402
 from xcore.data.generators.lastfm import make_lastfm  # noqa: E402
@@ -115,10 +116,7 @@ def update_results(path: Path, body: str, info: str) -> None:
                "rules on this schema and 100 x 15 draws use all of them, so a second gamma sharing the "
                "cache grounds and learns nothing new. The machine is shared; the load average is in the "
                "machine line (a first run at load average 3.3 took 24.8 s for the gamma = 0 search).\n")
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(r"^## ESMS search\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-    path.write_text(text.rstrip() + "\n", encoding="utf-8")
+    replace_section(path, "ESMS search", section)
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import replace_section  # noqa: E402
 
 import duckdb  # noqa: E402
 
@@ -175,10 +176,7 @@ def update_results(path: Path, body: str, info: str) -> None:
                "measured on this machine type, not by this script): the Java PSL engine grounds a "
                "347k-rule model of this shape in about 21 s; a plain pandas-merge grounder took about "
                "2.8 s.\n")
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(r"^## Grounding\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-    path.write_text(text.rstrip() + "\n", encoding="utf-8")
+    replace_section(path, "Grounding", section)
 
 
 def main() -> None:

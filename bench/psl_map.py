@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import replace_section  # noqa: E402
 
 from bench.grounding import RULES as FIVE_RULES  # noqa: E402
 from bench.grounding import machine  # noqa: E402
@@ -319,10 +320,7 @@ def update_results(path: Path, body: str, info: str) -> None:
                "alone). The issue's figures for scale (measured on this machine type, not by "
                "this script): Java PSL 34 s end to end on a 347k-rule model (21 s grounding, 3.4 s ADMM); "
                "a plain pandas + scipy L-BFGS-B script 4.7 s.\n")
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(r"^## PSL MAP inference\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-    path.write_text(text.rstrip() + "\n", encoding="utf-8")
+    replace_section(path, "PSL MAP inference", section)
 
 
 def main() -> None:
