@@ -16,9 +16,15 @@ Planted process (all seeded, vectorised):
 4. Which pairs are rated: every user rates about the same number of items (LastFM keeps each
    user's top artists); a share of them is drawn from the user's favourite genres (softmax of
    ``p'_u . c_g``), the rest by global Zipf popularity.
-5. Rating ``r_ui = clip(sigmoid(z_ui) + N(0, noise^2), 0, 1)`` where ``z`` is the standardised
-   score ``b_u + b_i + p'_u . q'_i``; rounded to 3 decimals.
-6. A random `target_fraction` of the ratings is held out: targets of ``rating`` with the true
+5. Rating ``r0_ui = clip(sigmoid(z_ui) + N(0, noise^2), 0, 1)`` where ``z`` is the standardised
+   score ``b_u + b_i + p'_u . q'_i`` (standardised) plus the user's own *genre taste* ``t_u,g(i)``
+   (a full-rank users x genres shock of scale `genre_taste`: seen through the user's ratings of
+   similar items, out of reach of a low-rank model).
+6. *Friend contagion* at the rating level: ``r_ui = (1 - lam_c) r0_ui + lam_c * mean(r0_fi)`` over
+   the friends f of u who rated i (unchanged when none did); rounded to 3 decimals. Steps 5-6 put
+   part of the signal where only the relational predicates (friends, similar items) see it; steps
+   2-3 act on the factors, which a low-rank predictor captures.
+7. A random `target_fraction` of the ratings is held out: targets of ``rating`` with the true
    value in the truth partition. ``rated`` holds every pair (observed and held out).
 
 Derived predicates use the observed ratings only (no leakage of held-out values): item cosine,
@@ -44,10 +50,12 @@ from xcore.data.schema import Predicate
 PRESETS: dict[str, dict[str, float | int]] = {
     "small": dict(n_users=100, n_items=200, n_ratings=2_000, target_fraction=0.2, k_sim=5),
     "bench": dict(n_users=1_900, n_items=8_000, n_ratings=108_000, target_fraction=1 / 6, k_sim=20),
-    "lastfm": dict(n_users=1_892, n_items=17_632, n_ratings=92_000, target_fraction=0.2, k_sim=50),
+    "lastfm": dict(n_users=1_892, n_items=17_632, n_ratings=92_000, target_fraction=0.2, k_sim=50,
+                   popularity_exponent=1.0),
 }
 """Sizes: `small` for the demo, `bench` for the grounding benchmark (~90k observed + 18k target
-ratings), `lastfm` the size of the real HetRec LastFM data."""
+ratings), `lastfm` the size of the real HetRec LastFM data, with its heavy-tailed (Zipf exponent 1)
+artist popularity so that friends and similar users rate overlapping artists as in the real data."""
 
 
 def lastfm_schema() -> list[Predicate]:
@@ -103,6 +111,8 @@ def make_lastfm(
     genre_share: float = 0.5,
     popularity_exponent: float = 0.6,
     noise: float = 0.05,
+    genre_taste: float = 0.6,
+    friend_contagion: float = 0.4,
     name: str = "lastfm_synthetic",
 ) -> RelationalDataset:
     """Generate a LastFM-shaped `RelationalDataset` from the planted process in the module doc."""
@@ -134,8 +144,13 @@ def make_lastfm(
     users, items = _rated_pairs(rng, planted, genre, genre_c, n_ratings, genre_share, popularity_exponent)
     score = planted.user_bias[users] + planted.item_bias[items] + np.einsum(
         "ij,ij->i", planted.user_factors[users], planted.item_factors[items]) / np.sqrt(n_factors)
+    # a user's own taste for each genre: a full-rank users x genres shock, seen only through the
+    # user's ratings of the genre's (similar) items, not by a low-rank model
+    taste = genre_taste * rng.normal(size=(n_users, n_genres))
+    score = score / (score.std() + 1e-12) + taste[users, genre[items]]
     z = (score - score.mean()) / (score.std() + 1e-12)
-    r = np.clip(1 / (1 + np.exp(-z)) + rng.normal(scale=noise, size=len(z)), 0.0, 1.0).round(3)
+    r0 = np.clip(1 / (1 + np.exp(-z)) + rng.normal(scale=noise, size=len(z)), 0.0, 1.0)
+    r = _contagion(r0, users, items, adj, friend_contagion).round(3)
 
     held = np.zeros(len(r), dtype=bool)
     held[rng.choice(len(r), size=int(round(target_fraction * len(r))), replace=False)] = True
@@ -186,7 +201,8 @@ def make_lastfm(
     description = (f"Synthetic LastFM-shaped data (seed {seed}): {n_users} users, {n_items} items, "
                    f"{int(obs.sum())} observed and {int(held.sum())} held-out ratings, "
                    f"{len(fu) // 2} friendships, top-{k_sim} similarities; planted latent factors "
-                   f"with friend influence {friend_influence} and genre smoothing {item_smoothing}.")
+                   f"with friend influence {friend_influence} and genre smoothing {item_smoothing}, "
+                   f"genre taste {genre_taste}, friend contagion {friend_contagion}.")
     return RelationalDataset(lastfm_schema(), tables, name=name, description=description)
 
 
@@ -233,6 +249,27 @@ def _friendships(rng: np.random.Generator, community: np.ndarray, per_user: floa
     both_a, both_b = np.concatenate([a, b]), np.concatenate([b, a])
     order = np.lexsort((both_b, both_a))
     return both_a[order], both_b[order]
+
+
+def _contagion(r0: np.ndarray, users: np.ndarray, items: np.ndarray, adj: sp.csr_matrix,
+               strength: float) -> np.ndarray:
+    """Friend contagion at the rating level: each rating moves a share `strength` towards the
+    mean of the user's friends' ratings of the same item (when some friend rated it)."""
+    if strength <= 0 or adj.nnz == 0:
+        return r0
+    shape = (adj.shape[0], int(items.max()) + 1)
+    R0 = sp.csr_matrix((r0, (users, items)), shape=shape)
+    B = sp.csr_matrix((np.ones(len(r0)), (users, items)), shape=shape)
+    A = (adj > 0).astype(np.float64)
+    total = _values_at(A @ R0, users, items)
+    count = _values_at(A @ B, users, items)
+    mean = np.divide(total, count, out=r0.copy(), where=count > 0)
+    return np.clip((1 - strength) * r0 + strength * mean, 0.0, 1.0)
+
+
+def _values_at(M: sp.spmatrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Entries of sparse `M` at (rows, cols) (0 where not stored), vectorised."""
+    return np.asarray(M.tocsr()[rows, cols]).ravel()
 
 
 def _rated_pairs(rng, planted: _Planted, genre: np.ndarray, genre_c: np.ndarray, n_ratings: int,
@@ -384,7 +421,7 @@ not explainable) and the averages `avg_user_rating/1`, `avg_item_rating/1`. `mod
 collaborative-filtering rules in the style of the PSL model.
 
 The ratings come from a known planted process (latent factors with friend influence and genre
-smoothing, Zipf item popularity, Gaussian noise); see the docstring of
+smoothing, per-user genre tastes, friend contagion of ratings, Zipf item popularity, Gaussian noise); see the docstring of
 `xcore/data/generators/lastfm.py`. Regenerate with
 `python -c "from xcore.data.generators.lastfm import write_lastfm_demo; write_lastfm_demo('sample_data/lastfm_demo')"`.
 
