@@ -328,3 +328,20 @@ def test_theme_helpers():
 def test_no_streamlit_import():
     code = "import sys, xcore.explain, xcore.viz; assert 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_embedding_scatter_one_trace_per_cluster_and_highlight():
+    from xcore.viz import embedding_scatter_figure
+
+    frame = pd.DataFrame({"object": ["a", "b", "c", "d"], "x": [0.0, 1.0, 2.0, 3.0], "y": [1.0, 0.0, 1.0, 0.0],
+                          "cluster": [0, 1, 0, 2], "n_coalitions": [1, 3, 3, 5]})
+    fig = embedding_scatter_figure(frame, size="n_coalitions", highlight=["c"])
+    names = [t.name for t in fig.data]
+    assert names == ["cluster 0", "cluster 1", "cluster 2", "selected"]
+    assert list(fig.data[0].customdata) == ["a", "c"] and list(fig.data[0].x) == [0.0, 2.0]
+    assert fig.data[0].marker.size[0] == 6 and fig.data[2].marker.size[0] == 16  # scaled by n_coalitions
+    assert list(fig.data[3].text) == ["c"]
+    assert "n_coalitions: 3" in fig.data[1].hovertext[0]
+    with pytest.raises(FigureInputError, match="cluster"):
+        embedding_scatter_figure(frame.drop(columns="cluster"))
+    assert len(embedding_scatter_figure(frame.iloc[:0]).data) == 0
