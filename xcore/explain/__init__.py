@@ -29,3 +29,18 @@ __all__ = [
     "Explanation", "ExplanationError", "ExplanationItem", "ExplanationSet", "ItemKind",
     "explainable_at_k", "json_safe", "mean_precision_at_k", "mep_at_k", "precision_at_k",
 ]
+
+from xcore.explain.rank_aggregation import (  # noqa: E402  (weighted top-k rank aggregation)
+    Aggregation,
+    aggregate_objective,
+    borda,
+    brute_force_aggregate,
+    cemc,
+    coalition_weights,
+    footrule_assignment,
+)
+
+__all__ += [
+    "Aggregation", "aggregate_objective", "borda", "brute_force_aggregate", "cemc",
+    "coalition_weights", "footrule_assignment",
+]
