@@ -20,9 +20,10 @@ import pandas as pd
 
 from xcore.errors import XcoreError
 
-ItemKind = Literal["ground_rule", "formula", "feature_clause", "feature_set"]
+ItemKind = Literal["ground_rule", "formula", "feature_clause", "feature_set", "word"]
 ITEM_KINDS: tuple[str, ...] = get_args(ItemKind)
-"""The kinds of explanation item: one ground rule, a (lifted) formula, a clause over features, a set of features."""
+"""The kinds of explanation item: one ground rule, a (lifted) formula, a clause over features, a set of
+features, or one word (bag-of-words baselines such as LIME and SHAP)."""
 
 Ordering = Literal["abs_score", "score", "given"]
 ORDERINGS: tuple[str, ...] = get_args(Ordering)
