@@ -463,18 +463,31 @@ def _read_annotation_json(folder: str | Path) -> tuple[dict, str]:
         raise DataError(f"cannot read the annotation: {e.strerror or e}", file=str(file)) from None
     except UnicodeDecodeError:
         raise DataError("annotation is not UTF-8 text", file=str(file)) from None
+    return _parse_annotation_text(text, str(file)), str(file)
+
+
+def _parse_annotation_text(text: str, file: str) -> dict:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError(f"malformed JSON: {e.msg} (column {e.colno})", file=str(file), line=e.lineno) from None
+        raise DataError(f"malformed JSON: {e.msg} (column {e.colno})", file=file, line=e.lineno) from None
     if not isinstance(obj, dict):
-        raise DataError("annotation must be a JSON object", file=str(file))
-    return obj, str(file)
+        raise DataError("annotation must be a JSON object", file=file)
+    return obj
+
+
+def annotation_from_json(text: str, file: str = "annotation.json") -> ReviewAnnotation:
+    """An annotation from JSON text (e.g. an upload); malformed content raises DataError naming `file`."""
+    return _annotation_from_object(_parse_annotation_text(text, file), file)
 
 
 def load_review_annotation(folder: str | Path) -> ReviewAnnotation:
     """Read annotation.json of a saved review sample; malformed content raises DataError naming it."""
     obj, file = _read_annotation_json(folder)
+    return _annotation_from_object(obj, file)
+
+
+def _annotation_from_object(obj: dict, file: str) -> ReviewAnnotation:
     for key in ("planted_words", "true_links", "labels"):
         if key not in obj:
             raise DataError(f"missing key {key!r}", file=file)

@@ -1,0 +1,267 @@
+"""The Markov-logic explanation workflow behind the I-Explain page, usable from scripts and notebooks.
+
+    setting = detect_setting(dataset)                  # target, word and link predicates, object type
+    model = MLNModel(rules).ground(dataset).infer("gibbs", n_samples=1000, seed=0)
+    run = run_explainers(model, dataset, setting, ExplainSettings(C=0.2, S=0.5, T=10))
+    run.explanations["I-Explain"]["positive(r0007)"]  # one Explanation per method and query
+    evaluation_table(run, annotation)                 # precision@5, Top-Exp-Acc, Peak-Acc per method
+
+Methods: I-Explain (embedding coalitions + CEMC), M-Explain (importance on the full network),
+R-Explain (random coalitions of the same sizes), and, when the data has word evidence, LIME and
+SHAP on a bag-of-words logistic regression (the paper's baselines).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationSet
+from xcore.mln.evaluation import accuracy_curve, formula_kind, precision_table
+from xcore.mln.iexplain import IExplainer, RExplainer
+from xcore.mln.model import MLNModel
+from xcore.mln.reviews import ReviewAnnotation, load_review_annotation, review_rules
+from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES
+from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
+
+METHODS: tuple[str, ...] = ("I-Explain", "M-Explain", "R-Explain", "LIME", "SHAP")
+"""Every explanation method the workflow runs (LIME and SHAP need word evidence)."""
+WORD_METHODS: tuple[str, ...] = ("LIME", "SHAP")
+
+Progress = Callable[[float, str], None]
+"""``progress(fraction_done, message)``; the page passes a Streamlit progress bar."""
+
+
+@dataclass(frozen=True)
+class TextSetting:
+    """What the data looks like: the query predicate, its word and link evidence, the object type."""
+
+    target: str
+    domain_type: str
+    word_predicate: str | None = None
+    link_predicates: tuple[str, ...] = ()
+
+    @property
+    def has_words(self) -> bool:
+        return self.word_predicate is not None
+
+
+@dataclass(frozen=True)
+class ExplainSettings:
+    """Parameters of one explanation run (all methods share the seed and the Gibbs options)."""
+
+    methods: tuple[str, ...] = METHODS
+    C: float = 0.2
+    S: float = 0.5
+    T: int = 10
+    top_k: int = 10
+    n_samples: int = 1000
+    burn_in: int = 200
+    n_chains: int = 4
+    lime_samples: int = 1000
+    seed: int = 0
+
+    def gibbs_options(self) -> dict:
+        return {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains, "seed": self.seed}
+
+
+@dataclass
+class ExplainerRun:
+    """Explanations of every query by every method, with the fitted explainers and timings."""
+
+    model: MLNModel
+    setting: TextSetting
+    settings: ExplainSettings
+    explanations: dict[str, ExplanationSet]
+    iexplainer: IExplainer | None = None
+    rexplainer: RExplainer | None = None
+    classifier: BagOfWordsClassifier | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def explanation(self, method: str, atom: str) -> Explanation:
+        """The explanation of query `atom` (text, e.g. ``positive(r0007)``) by `method`."""
+        if method not in self.explanations:
+            raise XcoreError(f"{method} was not run; methods run: {', '.join(self.explanations)}")
+        return self.explanations[method][atom]
+
+
+# ---------------------------------------------------------------------- the data
+def detect_setting(dataset: RelationalDataset, target: str | None = None) -> TextSetting:
+    """Find the query predicate (an open unary predicate with targets; `target` to choose), its word
+    predicate (closed, binary, first argument the query's type, second another type) and link
+    predicates (closed, binary, both arguments of the query's type)."""
+    unary = [p for p in dataset.predicates if p.arity == 1 and not p.closed and len(dataset.targets(p.name))]
+    if target is not None:
+        unary = [p for p in unary if p.name == target]
+        if not unary:
+            raise XcoreError(f"{target!r} is not an open unary predicate with query atoms in {dataset.name!r}")
+    if not unary:
+        raise XcoreError(f"dataset {dataset.name!r} has no open unary predicate with query atoms to explain "
+                         "(I-Explain explains queries such as positive(review))")
+    query = next((p for p in unary if p.name == "positive"), unary[0])
+    obj = query.types[0]
+    binary = [p for p in dataset.predicates if p.arity == 2 and p.closed]
+    words = [p for p in binary if p.types[0] == obj and p.types[1] != obj]
+    word = next((p for p in words if "word" in p.name), words[0] if words else None)
+    links = tuple(p.name for p in binary if p.types == (obj, obj))
+    return TextSetting(query.name, obj, word.name if word is not None else None, links)
+
+
+def sample_folder(dataset: RelationalDataset) -> Path | None:
+    """The bundled sample folder a dataset was loaded from (by name), if any."""
+    from xcore.data.samples import list_samples
+
+    return next((s.path for s in list_samples() if s.name == dataset.name), None)
+
+
+def find_annotation(dataset: RelationalDataset) -> ReviewAnnotation | None:
+    """The planted annotation next to a bundled sample (annotation.json), if there is one."""
+    folder = sample_folder(dataset)
+    if folder is None or not (folder / "annotation.json").is_file():
+        return None
+    return load_review_annotation(folder)
+
+
+def starting_rules(dataset: RelationalDataset, setting: TextSetting | None = None) -> str:
+    """Rules to start from: the sample's model.mln, else word + link formulas with zero weights
+    (to be learned), else the friends-and-smokers rules when they fit, else empty."""
+    folder = sample_folder(dataset)
+    if folder is not None and (folder / "model.mln").is_file():
+        return (folder / "model.mln").read_text(encoding="utf-8")
+    if setting is not None and setting.has_words:
+        table = dataset.observations(setting.word_predicate)
+        words = sorted(pd.unique(table["a1"].astype(str)))
+        return review_rules({w: 0.001 for w in words}, {p: 0.001 for p in setting.link_predicates},
+                            target=setting.target, word_predicate=setting.word_predicate)
+    if {"smokes", "cancer", "friends"} <= set(dataset.schema.names):
+        return FRIENDS_SMOKERS_RULES
+    return ""
+
+
+# ---------------------------------------------------------------------- explaining
+def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSetting,
+                   settings: ExplainSettings = ExplainSettings(), progress: Progress | None = None) -> ExplainerRun:
+    """Explain every query of a grounded, inferred `model` with each method of `settings.methods`."""
+    if model.mln_ is None or model.result_ is None:
+        raise XcoreError("ground the model and run inference before explaining")
+    unknown = [m for m in settings.methods if m not in METHODS]
+    if unknown:
+        raise XcoreError(f"unknown method {unknown[0]!r}; use any of {', '.join(METHODS)}")
+    methods = [m for m in settings.methods if setting.has_words or m not in WORD_METHODS]
+    if "R-Explain" in methods and "I-Explain" not in methods:
+        methods.insert(methods.index("R-Explain"), "I-Explain")  # R-Explain is sized like I-Explain
+    report = progress or (lambda f, m: None)
+    run = ExplainerRun(model, setting, settings, {})
+    queries = [a for a in model.mln_.atoms_text().tolist() if a.startswith(setting.target + "(")]
+    share = 1.0 / max(len(methods), 1)
+    for i, method in enumerate(methods):
+        base = i * share
+        report(base, f"{method}…")
+        t = time.perf_counter()
+        sub = (lambda d, n, msg, base=base: report(base + share * 0.8 * d / max(n, 1), f"{method}: {msg}"))
+        if method == "M-Explain":
+            exps = [model.explain(a, top_k=settings.top_k) for a in queries]
+            run.explanations[method] = ExplanationSet(exps, method="M-Explain")
+        elif method == "I-Explain":
+            run.iexplainer = IExplainer(C=settings.C, S=settings.S, T=settings.T, top_k=settings.top_k,
+                                        gibbs_options=settings.gibbs_options(), seed=settings.seed)
+            run.iexplainer.fit(model, setting.domain_type, progress=sub)
+            run.explanations[method] = _only(run.iexplainer.explain_all(), queries, "I-Explain")
+        elif method == "R-Explain":
+            run.rexplainer = RExplainer(top_k=settings.top_k, gibbs_options=settings.gibbs_options(),
+                                        seed=settings.seed, match=run.iexplainer)
+            run.rexplainer.fit(model, setting.domain_type, progress=sub)
+            run.explanations[method] = _only(run.rexplainer.explain_all(), queries, "R-Explain")
+        else:
+            if run.classifier is None:
+                run.classifier = BagOfWordsClassifier(seed=settings.seed, word_predicate=setting.word_predicate,
+                                                      label_predicate=setting.target).fit(dataset)
+            reviews = [q[len(setting.target) + 1:-1] for q in queries]
+            if method == "LIME":
+                run.explanations[method] = lime_explain_all(run.classifier, reviews, n_samples=settings.lime_samples,
+                                                            top_k=settings.top_k, seed=settings.seed)
+            else:
+                run.explanations[method] = shap_explain_all(run.classifier, reviews, top_k=settings.top_k)
+        run.seconds[method] = time.perf_counter() - t
+    report(1.0, "done")
+    return run
+
+
+def _only(exps: ExplanationSet, queries: Sequence[str], method: str) -> ExplanationSet:
+    """The explanations of `queries` (the target predicate's atoms), in that order."""
+    keep = set(queries)
+    return ExplanationSet([e for e in exps if e.target in keep], method=method)
+
+
+def split_by_kind(exp: Explanation, k: int = 5) -> dict[str, Explanation]:
+    """The explanation's top-`k` word formulas and top-`k` relational formulas, as two explanations
+    (the paper shows them separately); items of other kinds (priors) go to "other"."""
+    parts: dict[str, list] = {"word": [], "relational": [], "other": []}
+    for it in exp.ranked():
+        parts[formula_kind(it)].append(it)
+    return {kind: replace(exp, items=items[:k], meta={**exp.meta, "kind": kind}) for kind, items in parts.items()}
+
+
+def normalised(exp: Explanation) -> Explanation:
+    """The explanation with scores divided by the largest |score| (so they lie in [-1, 1])."""
+    top = max((abs(it.score) for it in exp.items), default=0.0)
+    if top == 0:
+        return exp
+    return replace(exp, items=[replace(it, score=it.score / top) for it in exp.items],
+                   meta={**exp.meta, "normalised_by": top})
+
+
+# ---------------------------------------------------------------------- evaluating
+def evaluation_table(run: ExplainerRun, annotation: ReviewAnnotation, k: int = 5) -> pd.DataFrame:
+    """Per method: word and relational precision@k against the annotation, Top-Exp-Acc and Peak-Acc
+    (F1 from the explanation formulas alone; the whole top-k list, and the best prefix) and seconds."""
+    table = precision_table(run.explanations, annotation, k=k)
+    accs = [accuracy_curve(run.explanations[m], annotation) for m in table["method"]]
+    table["top_exp_acc"] = [a.top_exp_acc for a in accs]
+    table["peak_acc"] = [a.peak_acc for a in accs]
+    table["seconds"] = [round(run.seconds.get(m, float("nan")), 2) for m in table["method"]]
+    return table
+
+
+def sweep_coalitions(model: MLNModel, dataset: RelationalDataset, setting: TextSetting,
+                     annotation: ReviewAnnotation, Cs: Sequence[float] = (0.1, 0.2, 0.3, 0.5),
+                     Ss: Sequence[float] = (0.25, 0.5, 0.75, 1.0), settings: ExplainSettings = ExplainSettings(),
+                     k: int = 5, progress: Progress | None = None) -> pd.DataFrame:
+    """I-Explain accuracy as C varies (S fixed at `settings.S`) and as S varies (C at `settings.C`)
+    (paper Fig. 2): one row per point with parameter, value, word/relational precision@k, Top-Exp-Acc."""
+    points = [("C", float(c)) for c in Cs] + [("S", float(s)) for s in Ss]
+    report = progress or (lambda f, m: None)
+    rows = []
+    for i, (param, value) in enumerate(points):
+        report(i / len(points), f"I-Explain with {param} = {value:g}")
+        one = replace(settings, methods=("I-Explain",), **{param: value})
+        run = run_explainers(model, dataset, setting, one)
+        row = evaluation_table(run, annotation, k).iloc[0]
+        rows.append({"parameter": param, "value": value, "word_precision": row["word_precision"],
+                     "relational_precision": row["relational_precision"], "top_exp_acc": row["top_exp_acc"],
+                     "seconds": row["seconds"]})
+    report(1.0, "done")
+    return pd.DataFrame(rows)
+
+
+def query_frame(run: ExplainerRun, annotation: ReviewAnnotation | None = None) -> pd.DataFrame:
+    """One row per query: atom, marginal (M-Explain's network), truth, annotated label, correct."""
+    frame = run.model.marginals()
+    frame = frame[frame["atom"].str.startswith(run.setting.target + "(")].reset_index(drop=True)
+    if annotation is not None:
+        obj = frame["atom"].str.slice(len(run.setting.target) + 1, -1)
+        frame["label"] = obj.map(annotation.labels).astype("Int64")
+        frame["correct"] = (frame["marginal"] >= 0.5).astype(int) == frame["label"]
+    return frame[[c for c in ("atom", "marginal", "se", "rhat", "truth", "label", "correct") if c in frame.columns]]
+
+
+def as_fraction(value: float) -> float:
+    """Clip a progress value to [0, 1] (progress callbacks may overshoot on rounding)."""
+    return float(np.clip(value, 0.0, 1.0))
