@@ -8,16 +8,12 @@ builds the model: ``has_word(P, W)`` (the paper contains word W, anonymous ``w12
 the rest are targets with truth. No annotation (planted truth) exists for these data.
 
 The Planetoid pickles are opened only through the checked loader of `xcore.psl.cora` (SHA-256
-pinned files, an unpickler that admits a few numpy/scipy classes). Cora uses `load_cora_arrays`
-as is; CiteSeer goes through the thin wrapper `load_planetoid_arrays`, which reuses that module's
-`_CheckedUnpickler` with CiteSeer's own pinned checksums.
+pinned files, an unpickler that admits a few numpy/scipy classes), `load_planetoid`, with
+Cora's or CiteSeer's pinned checksums.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +25,8 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError, XcoreError
 from xcore.mln.reviews import TARGET, WORD, review_schema
-from xcore.psl.cora import _CheckedUnpickler, _snowball, load_cora_arrays
+from xcore.psl.cora import CHECKED_FILES as CORA_CHECKED
+from xcore.psl.cora import _snowball, load_planetoid
 
 NAMES: dict[str, str] = {"cora": "planetoid_cora", "citeseer": "planetoid_citeseer"}
 """Dataset name -> folder under the shared data directory."""
@@ -72,47 +69,14 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _checked_citeseer(root: Path, file: str):
-    path = root / file
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read CiteSeer file: {e.strerror or e}", file=str(path)) from None
-    if hashlib.sha256(data).hexdigest() != CITESEER_CHECKED[file]:
-        raise DataError("checksum mismatch: not the checked Planetoid CiteSeer file, refusing to unpickle it",
-                        file=str(path))
-    if file.endswith(".test.index"):
-        return data
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return _CheckedUnpickler(io.BytesIO(data), encoding="latin1").load()
-
-
 def load_planetoid_arrays(name: str = "cora", root: str | Path | None = None
                           ) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix]:
     """Features (N x F binary CSR), labels (N,; -1 = no label) and symmetric adjacency without
-    self-loops, as `xcore.psl.cora.load_cora_arrays` gives for Cora; CiteSeer nodes without a
-    feature row (15 of them) get an empty row and label -1."""
+    self-loops, through the checked loader `xcore.psl.cora.load_planetoid` with the pinned
+    checksums of `name`; CiteSeer nodes without a feature row (15 of them) get label -1."""
     root = Path(root) if root is not None else default_root(name)
-    if _check_name(name) == "cora":
-        return load_cora_arrays(root)
-    allx, ally = _checked_citeseer(root, "ind.citeseer.allx"), _checked_citeseer(root, "ind.citeseer.ally")
-    tx, ty = _checked_citeseer(root, "ind.citeseer.tx"), _checked_citeseer(root, "ind.citeseer.ty")
-    graph = _checked_citeseer(root, "ind.citeseer.graph")
-    test_idx = np.array(_checked_citeseer(root, "ind.citeseer.test.index").decode("ascii").split(), dtype=np.int64)
-    n = max(len(graph), allx.shape[0] + len(test_idx), int(test_idx.max()) + 1)
-    rows = np.concatenate([np.arange(allx.shape[0]), test_idx])
-    feats = sp.vstack([sp.csr_matrix(allx), sp.csr_matrix(tx)]).tocoo()
-    X = sp.csr_matrix((np.ones(feats.nnz), (rows[feats.row], feats.col)), shape=(n, allx.shape[1]))
-    X.data[:] = 1.0
-    onehot = np.vstack([np.asarray(ally), np.asarray(ty)])
-    labels = np.full(n, -1, dtype=np.int64)
-    labels[rows] = np.where(onehot.sum(axis=1) > 0, onehot.argmax(axis=1), -1)
-    src = np.repeat(np.fromiter(graph.keys(), dtype=np.int64), [len(v) for v in graph.values()])
-    dst = np.fromiter((d for v in graph.values() for d in v), dtype=np.int64)
-    keep = src != dst
-    adj = sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
-    return X, labels, ((adj + adj.T) > 0).astype(np.float64).tocsr()
+    checked = CORA_CHECKED if _check_name(name) == "cora" else CITESEER_CHECKED
+    return load_planetoid(root, name, checked)
 
 
 def citation_dataset(name: str = "cora", target_class: int | None = None, n_words: int = 40, subset: int | None = 400,

@@ -76,49 +76,60 @@ class _CheckedUnpickler(pickle.Unpickler):
         return allowed[(module, name)]()
 
 
-def _read_checked(root: Path, name: str) -> bytes:
+def _read_checked(root: Path, name: str, checked: dict[str, str] | None = None) -> bytes:
+    """The bytes of a Planetoid file, refused unless its SHA-256 is the pinned one."""
+    checked = CHECKED_FILES if checked is None else checked
     path = root / name
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise DataError(f"cannot read Cora file: {e}", file=str(path)) from None
-    if hashlib.sha256(data).hexdigest() != CHECKED_FILES[name]:
-        raise DataError("checksum mismatch: not the checked Planetoid Cora file, refusing to unpickle it",
+        raise DataError(f"cannot read Planetoid file: {e.strerror or e}", file=str(path)) from None
+    if hashlib.sha256(data).hexdigest() != checked[name]:
+        raise DataError(f"checksum mismatch: not the checked Planetoid file {name}, refusing to unpickle it",
                         file=str(path))
     return data
 
 
-def _load(root: Path, name: str):
+def _load(root: Path, name: str, checked: dict[str, str] | None = None):
     import io
     import warnings
 
-    data = _read_checked(root, name)
+    data = _read_checked(root, name, checked)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _CheckedUnpickler(io.BytesIO(data), encoding="latin1").load()
 
 
-def load_cora_arrays(root: str | Path = DEFAULT_ROOT) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix]:
-    """Features (N x 1433, binary CSR), labels (N,) in 0..6 and the symmetric adjacency (N x N)."""
+def load_planetoid(root: str | Path, name: str = "cora", checked: dict[str, str] | None = None
+                   ) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix]:
+    """Features (N x F, binary CSR), labels (N,; -1 = none) and the symmetric adjacency without
+    self-loops of the Planetoid files ``ind.<name>.*`` in `root`, each file checked against
+    `checked` (SHA-256 by file name; Cora's by default). Nodes without a feature row (15 in
+    CiteSeer) get an empty row and label -1."""
     root = Path(root)
-    allx, ally = _load(root, "ind.cora.allx"), _load(root, "ind.cora.ally")
-    tx, ty = _load(root, "ind.cora.tx"), _load(root, "ind.cora.ty")
-    graph = _load(root, "ind.cora.graph")
-    text = _read_checked(root, "ind.cora.test.index").decode("ascii")
-    test_idx = np.array([int(t) for t in text.split()], dtype=np.int64)
-    n = max(len(graph), allx.shape[0] + len(test_idx))
-    X = sp.lil_matrix((n, allx.shape[1]), dtype=np.float64)
-    X[: allx.shape[0]] = allx
-    X[test_idx] = tx
+    allx, ally = _load(root, f"ind.{name}.allx", checked), _load(root, f"ind.{name}.ally", checked)
+    tx, ty = _load(root, f"ind.{name}.tx", checked), _load(root, f"ind.{name}.ty", checked)
+    graph = _load(root, f"ind.{name}.graph", checked)
+    text = _read_checked(root, f"ind.{name}.test.index", checked).decode("ascii")
+    test_idx = np.array(text.split(), dtype=np.int64)
+    n = max(len(graph), allx.shape[0] + len(test_idx), int(test_idx.max()) + 1)
+    rows = np.concatenate([np.arange(allx.shape[0]), test_idx])
+    feats = sp.vstack([sp.csr_matrix(allx), sp.csr_matrix(tx)]).tocoo()
+    X = sp.csr_matrix((np.ones(feats.nnz), (rows[feats.row], feats.col)), shape=(n, allx.shape[1]))
+    X.data[:] = 1.0
+    onehot = np.vstack([np.asarray(ally), np.asarray(ty)])
     labels = np.full(n, -1, dtype=np.int64)
-    labels[: ally.shape[0]] = np.argmax(ally, axis=1)
-    labels[test_idx] = np.argmax(ty, axis=1)
+    labels[rows] = np.where(onehot.sum(axis=1) > 0, onehot.argmax(axis=1), -1)
     src = np.repeat(np.fromiter(graph.keys(), dtype=np.int64), [len(v) for v in graph.values()])
     dst = np.fromiter((d for v in graph.values() for d in v), dtype=np.int64)
     keep = src != dst
     adj = sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
-    adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
-    return sp.csr_matrix(X), labels, adj
+    return X, labels, ((adj + adj.T) > 0).astype(np.float64).tocsr()
+
+
+def load_cora_arrays(root: str | Path = DEFAULT_ROOT) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix]:
+    """Features (N x 1433, binary CSR), labels (N,) in 0..6 and the symmetric adjacency (N x N)."""
+    return load_planetoid(root, "cora", CHECKED_FILES)
 
 
 def cora_schema() -> list[Predicate]:
