@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.shared import shared_data_dir
-from xcore.errors import DataError, XcoreError
+from xcore.errors import XcoreError
 from xcore.mln.reviews import TARGET, WORD, review_schema
 from xcore.psl.cora import CHECKED_FILES as CORA_CHECKED
 from xcore.psl.cora import _snowball, load_planetoid
