@@ -71,7 +71,9 @@ def test_home_page_in_real_browser(app_url):
         page.goto(app_url, wait_until="domcontentloaded")
         page.get_by_text("Dataset:").first.wait_for(timeout=60_000)
         # choose another sample in the select box and load it
-        page.locator("[data-testid=stSelectbox]").first.click()
+        box = page.locator("[data-testid=stSelectbox]").first
+        box.wait_for(state="visible", timeout=90_000)  # a busy machine may take a while to lay the page out
+        box.click(timeout=60_000)
         page.keyboard.type(pick.title[:12])
         page.keyboard.press("Enter")
         page.get_by_role("button", name="Load sample").click()
