@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent
 # (file, title, icon) of every method page, in the order they appear in the navigation.
 METHOD_PAGES: list[tuple[str, str, str]] = [
     ("pages/esms.py", "ESMS — explainable PSL", ":material/account_tree:"),
-    ("pages/iexplain.py", "Markov logic — formula importance", ":material/hub:"),
+    ("pages/iexplain.py", "I-Explain — Markov logic", ":material/hub:"),
     ("pages/drm.py", "DRM — relational features", ":material/neurology:"),
     ("pages/nlil.py", "m-NLIL — rules per label", ":material/rule:"),
     ("pages/plkb.py", "Probabilistic-logic classifier", ":material/table_chart:"),

@@ -158,6 +158,11 @@ def method_panel(run: ExplainerRun, method: str, atom: str, k: int, key: str) ->
         return
     st.markdown(f"**{method}** — prediction {exp.prediction:.3f}" if exp.prediction is not None else f"**{method}**")
     parts = split_by_kind(exp, k)
+    if method in ("LIME", "SHAP"):
+        st.caption("Score: the word's contribution to the classifier's log-odds of the class (positive = for).")
+    else:
+        st.caption("Score: importance I(f, Q) = ∂ log P(Q) / ∂ w_f. Positive: the formula is more often true "
+                   "when Q is true; whether it pushes Q up or down is the sign of its weight (hover a bar).")
     if not exp.items:
         st.info(f"{method} has no formula for this query (it appeared in no coalition).")
         return
@@ -166,8 +171,8 @@ def method_panel(run: ExplainerRun, method: str, atom: str, k: int, key: str) ->
             st.plotly_chart(ranked_bar_figure(parts[kind], k=k, label_width=50, title=title), width="stretch",
                             key=f"{key}_{kind}")
     if parts["relational"].items:
-        st.plotly_chart(explanation_graph_figure(normalised(parts["relational"]), k=k,
-                                                 title="Relational support (scores scaled to [0, 1])"),
+        st.plotly_chart(explanation_graph_figure(normalised(parts["relational"], absolute=True), k=k,
+                                                 title="Relational support (|score| scaled to [0, 1])"),
                         width="stretch", key=f"{key}_graph")
 
 

@@ -113,3 +113,6 @@ def test_split_by_kind_and_normalised(reviews):
     assert max(abs(it.score) for it in scaled.items) == pytest.approx(1.0)
     top = max(abs(it.score) for it in exp.items)
     assert [it.score for it in scaled.items] == pytest.approx([it.score / top for it in exp.items])
+    magnitudes = normalised(exp, absolute=True)
+    assert [it.score for it in magnitudes.items] == pytest.approx([abs(it.score) / top for it in exp.items])
+    assert [it.extras["score"] for it in magnitudes.items] == [it.score for it in exp.items]

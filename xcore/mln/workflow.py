@@ -209,13 +209,17 @@ def split_by_kind(exp: Explanation, k: int = 5) -> dict[str, Explanation]:
     return {kind: replace(exp, items=items[:k], meta={**exp.meta, "kind": kind}) for kind, items in parts.items()}
 
 
-def normalised(exp: Explanation) -> Explanation:
-    """The explanation with scores divided by the largest |score| (so they lie in [-1, 1])."""
+def normalised(exp: Explanation, absolute: bool = False) -> Explanation:
+    """The explanation with scores divided by the largest |score| (so they lie in [-1, 1]), or with
+    `absolute` their magnitudes so scaled (in [0, 1]; the signed score is kept in extras["score"])."""
     top = max((abs(it.score) for it in exp.items), default=0.0)
     if top == 0:
         return exp
-    return replace(exp, items=[replace(it, score=it.score / top) for it in exp.items],
-                   meta={**exp.meta, "normalised_by": top})
+    if absolute:
+        items = [replace(it, score=abs(it.score) / top, extras={**it.extras, "score": it.score}) for it in exp.items]
+    else:
+        items = [replace(it, score=it.score / top) for it in exp.items]
+    return replace(exp, items=items, meta={**exp.meta, "normalised_by": top})
 
 
 # ---------------------------------------------------------------------- evaluating
