@@ -116,3 +116,16 @@ def test_split_by_kind_and_normalised(reviews):
     magnitudes = normalised(exp, absolute=True)
     assert [it.score for it in magnitudes.items] == pytest.approx([abs(it.score) / top for it in exp.items])
     assert [it.extras["score"] for it in magnitudes.items] == [it.score for it in exp.items]
+
+
+def test_tied_word_formulas_are_ordered_by_their_effect(reviews):
+    """Every word formula of a review folds into the unit clause positive(r), so their importances
+    tie at 1 - P(Q); the ranking then puts the heavier words (planted ones) first."""
+    ds, setting, model = reviews
+    for atom in model.mln_.atoms_text()[:20]:
+        words = [it for it in model.explain(atom).ranked() if "has_word" in it.text]
+        if len(words) < 2:
+            continue
+        assert len({it.score for it in words}) == 1  # the tie
+        effect = [abs(it.extras["weight"] * it.score) for it in words]
+        assert effect == sorted(effect, reverse=True)

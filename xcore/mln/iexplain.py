@@ -73,11 +73,13 @@ def _need_mln(model) -> GroundMLN:
 
 def ranked_table(coalition: Coalition, mln: GroundMLN, top_k: int) -> dict[str, np.ndarray]:
     """Per query atom of the coalition, its top-k formulas by |importance| (non-estimable last,
-    ties by clause index), as arrays sorted by (atom, rank); ``lender`` = -1 (own list)."""
+    ties by |weight x importance| as in `xcore.mln.importance.rank_by_importance`, then clause
+    index), as arrays sorted by (atom, rank); ``lender`` = -1 (own list)."""
     e = coalition.entries
     atom, clause = mln.entry_atom[e], mln.entry_clause[e]
     score = np.nan_to_num(np.abs(coalition.importance), nan=-1.0)
-    order = np.lexsort((clause, -score, atom))
+    effect = np.nan_to_num(np.abs(coalition.importance * mln.weights[clause]), nan=-1.0)
+    order = np.lexsort((clause, -effect, -score, atom))
     a = atom[order]
     first = np.ones(len(a), dtype=bool)
     first[1:] = a[1:] != a[:-1]

@@ -7,7 +7,8 @@ both under P(. | evidence). By Proposition 1, ``I(f, Q) = d log P(Q | E) / d w_f
 estimator) or from exact enumeration. The Monte Carlo error uses batch means of the linearised
 ratio (delta method). When Q was never true in the samples, I(f, Q) is not estimable: it is
 reported as NaN in tables and as score 0 with ``extras["estimable"] = False`` in explanations.
-An explanation of Q ranks the ground formulas containing Q by importance (|I| descending).
+An explanation of Q ranks the ground formulas containing Q by importance (|I| descending; ties,
+e.g. all the unit clauses Q folds into, broken by |w_f I(f, Q)|, see `rank_by_importance`).
 Ground formulas already satisfied by the evidence are constant (I = 0) and not listed.
 """
 
@@ -103,6 +104,21 @@ class FormulaTexts:
                 "rule": g.rule.text("mln")}
 
 
+def rank_by_importance(importance: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Order of formulas by |I(f, Q)| descending (non-estimable last); ties broken by |w_f I(f, Q)|,
+    the formula's first-order effect on log P(Q), then by position.
+
+    Why the tie-break: a formula whose other literals are all fixed by evidence folds into the unit
+    clause of Q itself (e.g. ``has_word(r, 'great') => positive(r)`` with the word observed), so
+    I(f, Q) = 1 - P(Q) for every such formula of Q whatever its weight; among them the weight is
+    what tells a strong word from a neutral one.
+    """
+    imp = np.asarray(importance, dtype=np.float64)
+    primary = np.nan_to_num(np.abs(imp), nan=-1.0)
+    secondary = np.nan_to_num(np.abs(imp * np.asarray(weight, dtype=np.float64)), nan=-1.0)
+    return np.lexsort((np.arange(len(imp)), -secondary, -primary))
+
+
 def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str = "M-Explain",
                  top_k: int | None = None, texts: FormulaTexts | None = None,
                  frame: pd.DataFrame | None = None) -> Explanation:
@@ -111,7 +127,8 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
     texts = texts or FormulaTexts(mln)
     frame = importance_frame(mln, result) if frame is None else frame
     rows = frame.iloc[mln.entries_of(atom)]
-    order = np.argsort(-np.nan_to_num(np.abs(rows["importance"].to_numpy()), nan=-1.0), kind="stable")
+    imp = rows["importance"].to_numpy()
+    order = rank_by_importance(imp, rows["weight"].to_numpy())
     if top_k is not None:
         order = order[:top_k]
     store = mln.store
