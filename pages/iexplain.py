@@ -142,13 +142,17 @@ def explainer_settings(setting: TextSetting) -> ExplainSettings:
     available = [m for m in METHODS if setting.has_words or m not in ("LIME", "SHAP")]
     methods = st.multiselect("Methods", available, available, key="mln_methods",
                              help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
-    c = st.columns(5)
+    c = st.columns(6)
     C = c[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
     S = c[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
     T = c[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
     k = c[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
     seed = c[4].number_input("Explainer seed", 0, 10_000, 0, key="mln_xseed")
-    return ExplainSettings(methods=tuple(methods), C=float(C), S=float(S), T=int(T), top_k=int(k), seed=int(seed))
+    agg = c[5].selectbox("Rank aggregation", ["cemc", "exact_footrule"], key="mln_agg",
+                         help="How the coalitions' ranked lists are merged: Cross-Entropy Monte Carlo (the paper), "
+                              "or the same weighted-footrule objective solved exactly (much faster).")
+    return ExplainSettings(methods=tuple(methods), C=float(C), S=float(S), T=int(T), top_k=int(k), seed=int(seed),
+                           aggregation=agg)
 
 
 def method_panel(run: ExplainerRun, method: str, atom: str, k: int, key: str) -> None:

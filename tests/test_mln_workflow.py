@@ -129,3 +129,20 @@ def test_tied_word_formulas_are_ordered_by_their_effect(reviews):
         assert len({it.score for it in words}) == 1  # the tie
         effect = [abs(it.extras["weight"] * it.score) for it in words]
         assert effect == sorted(effect, reverse=True)
+
+
+def test_exact_footrule_aggregation_is_never_worse_than_cemc(reviews):
+    """The same coalitions merged two ways: the exact assignment's footrule objective is <= CEMC's."""
+    from xcore.mln.iexplain import IExplainer
+
+    ds, setting, model = reviews
+    opts = {"n_samples": 300, "burn_in": 50, "n_chains": 2, "seed": 0}
+    cem = IExplainer(T=3, top_k=5, gibbs_options=opts).fit(model, "review")
+    exact = IExplainer(T=3, top_k=5, gibbs_options=opts, aggregation="exact_footrule").fit(model, "review")
+    for atom in model.mln_.atoms_text()[:25]:
+        a, b = cem.explain(atom), exact.explain(atom)
+        if a.meta["cemc_objective"] is not None:
+            assert b.meta["cemc_objective"] <= a.meta["cemc_objective"] + 1e-9
+            assert "exact" in b.meta["aggregation"]
+    with pytest.raises(XcoreError, match="unknown aggregation 'median'"):
+        IExplainer(aggregation="median").fit(model, "review")

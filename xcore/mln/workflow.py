@@ -66,6 +66,8 @@ class ExplainSettings:
     burn_in: int = 200
     n_chains: int = 4
     lime_samples: int = 1000
+    aggregation: str = "cemc"
+    """"cemc" (the paper) or "exact_footrule" (the same objective solved exactly, much faster)."""
     seed: int = 0
 
     def gibbs_options(self) -> dict:
@@ -171,12 +173,13 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
             run.explanations[method] = ExplanationSet(exps, method="M-Explain")
         elif method == "I-Explain":
             run.iexplainer = IExplainer(C=settings.C, S=settings.S, T=settings.T, top_k=settings.top_k,
-                                        gibbs_options=settings.gibbs_options(), seed=settings.seed)
+                                        gibbs_options=settings.gibbs_options(), seed=settings.seed,
+                                        aggregation=settings.aggregation)
             run.iexplainer.fit(model, setting.domain_type, progress=sub)
             run.explanations[method] = _only(run.iexplainer.explain_all(), queries, "I-Explain")
         elif method == "R-Explain":
             run.rexplainer = RExplainer(top_k=settings.top_k, gibbs_options=settings.gibbs_options(),
-                                        seed=settings.seed, match=run.iexplainer)
+                                        seed=settings.seed, match=run.iexplainer, aggregation=settings.aggregation)
             run.rexplainer.fit(model, setting.domain_type, progress=sub)
             run.explanations[method] = _only(run.rexplainer.explain_all(), queries, "R-Explain")
         else:
