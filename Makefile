@@ -1,6 +1,6 @@
 # The two commands of README.md. Both work on a fresh machine with Python 3.11:
 #   make app    installs everything and starts the app at http://localhost:8501 (bundled samples)
-#   make test   installs everything (dev extras, Debian's chromium) and runs the whole test suite
+#   make test   installs everything (dev + explain extras, Debian's chromium) and runs the whole test suite
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
@@ -11,7 +11,7 @@ install:
 	$(PY) -m pip install -e .
 
 install-dev:
-	$(PY) -m pip install -e ".[dev]"
+	$(PY) -m pip install -e ".[dev,explain]"
 
 # Debian's chromium drives the real-browser test (never `playwright install`).
 system-deps:
