@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 import streamlit as st
 
@@ -36,7 +34,6 @@ from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked
 MODEL_KEY = "mln_model"
 RUN_KEY = "mln_run_result"
 SWEEP_KEY = "mln_sweep"
-ANNOTATION_KEY = "mln_annotation"
 EXACT_LIMIT = 20
 
 

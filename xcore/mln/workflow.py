@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
@@ -268,7 +267,3 @@ def query_frame(run: ExplainerRun, annotation: ReviewAnnotation | None = None) -
         frame["correct"] = (frame["marginal"] >= 0.5).astype(int) == frame["label"]
     return frame[[c for c in ("atom", "marginal", "se", "rhat", "truth", "label", "correct") if c in frame.columns]]
 
-
-def as_fraction(value: float) -> float:
-    """Clip a progress value to [0, 1] (progress callbacks may overshoot on rounding)."""
-    return float(np.clip(value, 0.0, 1.0))
