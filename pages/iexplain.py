@@ -23,6 +23,7 @@ from xcore.mln.workflow import (
     find_annotation,
     normalised,
     query_frame,
+    query_predicates,
     run_explainers,
     split_by_kind,
     starting_rules,
@@ -304,8 +305,12 @@ st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for
            "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
            "similar objects merged by weighted rank aggregation (I-Explain).")
 ds = require_dataset()
+candidates = query_predicates(ds)
+target = (st.selectbox("Query predicate to explain", candidates, key="mln_target",
+                       help="I-Explain explains the atoms of one open unary predicate, e.g. positive(review).")
+          if len(candidates) > 1 else None)
 try:
-    setting: TextSetting | None = detect_setting(ds)
+    setting: TextSetting | None = detect_setting(ds, target)
 except XcoreError:  # no open unary query predicate: the page still offers M-Explain on any atom
     setting = None
 annotation = annotation_upload(ds)

@@ -102,3 +102,19 @@ def test_bad_annotation_upload_is_reported():
     at.run()
     assert not at.exception, at.exception
     assert any("ann.json" in e.value and "malformed JSON" in e.value for e in at.error)
+
+
+def test_smokers_choose_the_query_predicate_and_explain_without_words():
+    at = fresh()
+    assert at.selectbox(key="mln_target").options == ["smokes", "cancer"]
+    at.selectbox(key="mln_target").set_value("cancer")
+    at.button(key="mln_run").click()
+    at.run()
+    assert at.multiselect(key="mln_methods").options == ["I-Explain", "M-Explain", "R-Explain"]  # no words
+    at.button(key="mln_explain").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    run = at.session_state["mln_run_result"]
+    assert run.setting.target == "cancer"
+    assert all(e.target.startswith("cancer(") for e in run.explanations["I-Explain"])

@@ -18,6 +18,7 @@ from xcore.mln.workflow import (
     find_annotation,
     normalised,
     query_frame,
+    query_predicates,
     run_explainers,
     split_by_kind,
     starting_rules,
@@ -40,6 +41,7 @@ def test_detect_setting_on_reviews_and_smokers():
     s = detect_setting(smokers)
     assert s.domain_type == "person" and s.word_predicate is None and s.link_predicates == ("friends",)
     assert detect_setting(smokers, target="cancer").target == "cancer"
+    assert query_predicates(smokers) == ["smokes", "cancer"] and query_predicates(load_sample("lastfm_demo")) == []
     with pytest.raises(XcoreError, match="'friends' is not an open unary predicate"):
         detect_setting(smokers, target="friends")
     with pytest.raises(XcoreError, match="no open unary predicate"):

@@ -94,6 +94,12 @@ class ExplainerRun:
 
 
 # ---------------------------------------------------------------------- the data
+def query_predicates(dataset: RelationalDataset) -> list[str]:
+    """Open unary predicates with query atoms (what I-Explain can explain), ``positive`` first."""
+    names = [p.name for p in dataset.predicates if p.arity == 1 and not p.closed and len(dataset.targets(p.name))]
+    return sorted(names, key=lambda n: n != "positive")
+
+
 def detect_setting(dataset: RelationalDataset, target: str | None = None) -> TextSetting:
     """Find the query predicate (an open unary predicate with targets; `target` to choose), its word
     predicate (closed, binary, first argument the query's type, second another type) and link
