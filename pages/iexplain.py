@@ -14,20 +14,22 @@ from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import ReviewAnnotation, annotation_from_json
 from xcore.mln.workflow import (
-    METHODS,
     ExplainerRun,
     ExplainSettings,
     TextSetting,
+    available_methods,
     detect_setting,
     evaluation_table,
     find_annotation,
     normalised,
     query_frame,
+    query_object,
     query_predicates,
     run_explainers,
     split_by_kind,
     starting_rules,
     sweep_coalitions,
+    sweep_curves,
 )
 from xcore.psl.model import dataset_fingerprint
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
@@ -137,7 +139,7 @@ def m_explain_browser(model: MLNModel) -> None:
 
 # ---------------------------------------------------------------------- explanations tab
 def explainer_settings(setting: TextSetting) -> ExplainSettings:
-    available = [m for m in METHODS if setting.has_words or m not in ("LIME", "SHAP")]
+    available = available_methods(setting)
     methods = st.multiselect("Methods", available, available, key="mln_methods",
                              help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
     c = st.columns(6)
@@ -224,19 +226,14 @@ def coalitions_tab(run: ExplainerRun | None) -> None:
     ix = run.iexplainer
     frame = ix.coalition_frame()
     atom = st.session_state.get("mln_selected", "")
-    obj = atom[len(run.setting.target) + 1:-1] if atom else ""
+    obj = query_object(run.setting, atom) if atom else ""
     st.markdown(f"{len(frame)} {run.setting.domain_type} objects embedded by skip-gram over co-occurrence in "
                 f"ground formulas, clustered by k-means into {frame['cluster'].nunique()} clusters (C = "
                 f"{ix.C:g}); each of the {ix.T} coalitions samples S = {ix.S:g} of every cluster. The selected "
                 "query's object is starred; marker size = how many coalitions sampled the object.")
     st.plotly_chart(embedding_scatter_figure(frame, size="n_coalitions", highlight=[obj] if obj else []),
                     width="stretch", key="mln_embedding")
-    sizes = pd.DataFrame({"coalition": range(1, len(ix.coalitions_) + 1),
-                          "objects": [len(c) for c in ix.coalitions_],
-                          "ground formulas": [len(d.clauses) for d in ix.coalition_details_],
-                          "symmetric formulas merged": [len(d.dropped) for d in ix.coalition_details_],
-                          "beta": ix.betas_})
-    st.dataframe(sizes.round(4), hide_index=True, width="stretch")
+    st.dataframe(ix.coalition_summary().round(4), hide_index=True, width="stretch")
 
 
 # ---------------------------------------------------------------------- evaluation tab
@@ -271,10 +268,8 @@ def evaluation_tab(ds, model, setting, model_key, run: ExplainerRun | None, anno
     if frame is not None and len(frame):
         cols = st.columns(2)
         for col, param in zip(cols, ("C", "S")):
-            part = frame[frame["parameter"] == param].sort_values("value")
-            if len(part):
-                pts = part.melt(id_vars=["value"], value_vars=["word_precision", "relational_precision", "top_exp_acc"],
-                                var_name="series", value_name="score")
+            pts = sweep_curves(frame, param)
+            if len(pts):
                 col.plotly_chart(tradeoff_figure(pts, x="value", y="score", series="series",
                                                  title=f"I-Explain accuracy vs {param}", x_title=param,
                                                  y_title="precision@5 / F1"), width="stretch", key=f"mln_sweep_{param}")

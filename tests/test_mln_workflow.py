@@ -148,3 +148,34 @@ def test_exact_footrule_aggregation_is_never_worse_than_cemc(reviews):
             assert "exact" in b.meta["aggregation"]
     with pytest.raises(XcoreError, match="unknown aggregation 'median'"):
         IExplainer(aggregation="median").fit(model, "review")
+
+
+def test_small_helpers_of_the_page():
+    import pandas as pd
+
+    from xcore.mln.workflow import available_methods, query_object, sweep_curves
+
+    words = TextSetting("positive", "review", "has_word", ("same_user",))
+    assert available_methods(words) == ["I-Explain", "M-Explain", "R-Explain", "LIME", "SHAP"]
+    assert available_methods(TextSetting("smokes", "person")) == ["I-Explain", "M-Explain", "R-Explain"]
+    assert query_object(words, "positive(r0007)") == "r0007"
+    with pytest.raises(XcoreError, match="not an atom of positive"):
+        query_object(words, "smokes(anna)")
+    frame = pd.DataFrame({"parameter": ["C", "C", "S"], "value": [0.5, 0.1, 0.25], "word_precision": [0.6, 0.5, 0.4],
+                          "relational_precision": [0.3, 0.2, 0.1], "top_exp_acc": [0.9, 0.8, 0.7], "seconds": 1.0})
+    long = sweep_curves(frame, "C")
+    assert len(long) == 6 and set(long["series"]) == {"word_precision", "relational_precision", "top_exp_acc"}
+    assert long[long["series"] == "word_precision"]["value"].tolist() == [0.1, 0.5]  # sorted by value
+    assert long[long["series"] == "word_precision"]["score"].tolist() == [0.5, 0.6]
+
+
+def test_coalition_summary_matches_the_fitted_coalitions(reviews):
+    from xcore.mln.iexplain import IExplainer
+
+    ds, setting, model = reviews
+    ix = IExplainer(T=2, gibbs_options={"n_samples": 200, "burn_in": 20, "n_chains": 2, "seed": 0}).fit(model, "review")
+    table = ix.coalition_summary()
+    assert table["coalition"].tolist() == [1, 2]
+    assert table["objects"].tolist() == [len(c) for c in ix.coalitions_]
+    assert table["beta"].tolist() == pytest.approx(list(ix.betas_))
+    assert (table["ground formulas"] > 0).all() and (table["symmetric formulas merged"] >= 0).all()

@@ -432,6 +432,16 @@ class IExplainer(_CoalitionExplainer):
         return {k: v[order] for k, v in out.items()}
 
     # ------------------------------------------------------------------ plotting data
+    def coalition_summary(self) -> pd.DataFrame:
+        """One row per coalition: objects sampled, ground formulas kept, symmetric formulas merged
+        into a representative, and its weight beta."""
+        self._need_fit()
+        return pd.DataFrame({"coalition": np.arange(1, len(self.coalitions_) + 1),
+                             "objects": [len(c) for c in self.coalitions_],
+                             "ground formulas": [len(d.clauses) for d in self.coalition_details_],
+                             "symmetric formulas merged": [len(d.dropped) for d in self.coalition_details_],
+                             "beta": np.asarray(self.betas_, dtype=float)})
+
     def coalition_frame(self) -> pd.DataFrame:
         """One row per embedded object: object, x, y (2-D PCA of the embedding), cluster and the
         number of coalitions it was sampled into."""

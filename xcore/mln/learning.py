@@ -73,7 +73,7 @@ def _pll_terms(mln: GroundMLN, x: np.ndarray) -> _PLLTerms:
     return _PLLTerms(delta.ravel(), slot, np.tile(ec, W), np.tile(~mln.hard[ec], W), W * mln.n_atoms)
 
 
-def _pll_eval(mln: GroundMLN, terms: _PLLTerms, theta: np.ndarray) -> tuple[float, np.ndarray]:
+def _pll_value_and_grad(mln: GroundMLN, terms: _PLLTerms, theta: np.ndarray) -> tuple[float, np.ndarray]:
     w = np.where(mln.hard, mln.hard_weight, theta[mln.rule]) if mln.n_clauses else np.zeros(0)
     d = np.bincount(terms.slot, weights=terms.delta * w[terms.clause], minlength=terms.n_slots)
     value = -float(np.logaddexp(0.0, -d).sum())
@@ -95,7 +95,7 @@ def pseudo_log_likelihood(mln: GroundMLN, x: np.ndarray, rule_weights: np.ndarra
     with respect to the per-rule weights (clause weight = ``rule_weights[mln.rule]``; hard clauses
     use ``mln.hard_weight`` and get gradient 0)."""
     theta = _check_theta(mln, rule_weights)
-    return _pll_eval(mln, _pll_terms(mln, x), theta)
+    return _pll_value_and_grad(mln, _pll_terms(mln, x), theta)
 
 
 def fit_pll(mln: GroundMLN, x: np.ndarray, init: np.ndarray, free: np.ndarray | None = None,
@@ -115,7 +115,7 @@ def fit_pll(mln: GroundMLN, x: np.ndarray, init: np.ndarray, free: np.ndarray | 
     def objective(z: np.ndarray) -> tuple[float, np.ndarray]:
         theta = theta0.copy()
         theta[free] = z
-        v, g = _pll_eval(mln, terms, theta)
+        v, g = _pll_value_and_grad(mln, terms, theta)
         return -v + 0.5 * l2 * float(z @ z), -g[free] + l2 * z
 
     res = minimize(objective, theta0[free], jac=True, method="L-BFGS-B",

@@ -161,7 +161,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
     unknown = [m for m in settings.methods if m not in METHODS]
     if unknown:
         raise XcoreError(f"unknown method {unknown[0]!r}; use any of {', '.join(METHODS)}")
-    methods = [m for m in settings.methods if setting.has_words or m not in WORD_METHODS]
+    methods = [m for m in settings.methods if m in available_methods(setting)]
     if "R-Explain" in methods and "I-Explain" not in methods:
         methods.insert(methods.index("R-Explain"), "I-Explain")  # R-Explain is sized like I-Explain
     report = progress or (lambda f, m: None)
@@ -191,7 +191,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
             if run.classifier is None:
                 run.classifier = BagOfWordsClassifier(seed=settings.seed, word_predicate=setting.word_predicate,
                                                       label_predicate=setting.target).fit(dataset)
-            reviews = [q[len(setting.target) + 1:-1] for q in queries]
+            reviews = [query_object(setting, q) for q in queries]
             if method == "LIME":
                 run.explanations[method] = lime_explain_all(run.classifier, reviews, n_samples=settings.lime_samples,
                                                             top_k=settings.top_k, seed=settings.seed)
@@ -261,6 +261,27 @@ def sweep_coalitions(model: MLNModel, dataset: RelationalDataset, setting: TextS
                      "seconds": row["seconds"]})
     report(1.0, "done")
     return pd.DataFrame(rows)
+
+
+def sweep_curves(frame: pd.DataFrame, parameter: str) -> pd.DataFrame:
+    """Long form of `sweep_coalitions` rows for one parameter ("C" or "S"): value, series, score
+    (series = word_precision, relational_precision, top_exp_acc), sorted by value."""
+    part = frame[frame["parameter"] == parameter].sort_values("value")
+    return part.melt(id_vars=["value"], value_vars=["word_precision", "relational_precision", "top_exp_acc"],
+                     var_name="series", value_name="score")
+
+
+def query_object(setting: TextSetting, atom: str) -> str:
+    """The object of a query atom text: ``positive(r0007)`` -> ``r0007``."""
+    prefix = setting.target + "("
+    if not (atom.startswith(prefix) and atom.endswith(")")):
+        raise XcoreError(f"{atom!r} is not an atom of {setting.target}")
+    return atom[len(prefix):-1]
+
+
+def available_methods(setting: TextSetting) -> list[str]:
+    """The methods that apply to the data (LIME and SHAP need word evidence)."""
+    return [m for m in METHODS if setting.has_words or m not in WORD_METHODS]
 
 
 def query_frame(run: ExplainerRun, annotation: ReviewAnnotation | None = None) -> pd.DataFrame:
