@@ -160,6 +160,9 @@ def map_qp(prog: HingeProgram) -> MAPResult:
     lower = np.concatenate([np.full(m, -np.inf), np.where(prog.equality, -prog.d, -np.inf)])
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # HiGHS keeps one scheduler per process, sized by the first solve: every xcore solver asks for one
+    # thread, or a later solve that asks for another count ends with status "Not Set" (highspy 1.16).
+    h.setOptionValue("threads", 1)
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + m, G.shape[0]
