@@ -93,7 +93,7 @@ def test_top_rejects_negative_or_non_integer_k():
 
 # ---------------------------------------------------------------------- validation
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(kind="rule"), "kind"),
+    (dict(kind="lifted"), "kind"),
     (dict(score=float("nan")), "finite"),
     (dict(score=float("inf")), "finite"),
     (dict(score="0.5"), "number"),
@@ -119,7 +119,7 @@ def test_item_validation(kwargs, message):
 
 
 def test_extras_and_meta_normalised_to_plain_json():
-    item = ExplanationItem("formula", "f", "f", np.float32(0.5), atoms=("p(a)",),
+    item = ExplanationItem("ground_formula", "f", "f", np.float32(0.5), atoms=("p(a)",),
                            extras={"w": np.float64(2.0), "n": np.int64(3), "ok": np.bool_(True),
                                    "iv": (0.1, 0.2), "arr": np.array([1, 2])})
     assert item.score == 0.5 and type(item.score) is float
@@ -149,7 +149,7 @@ def test_item_atom_table():
     assert table["observed"].tolist() == [True, True, False]
     assert table["is_target"].tolist() == [False, False, True]
     assert item.target_atom == TARGET
-    assert ExplanationItem("formula", "f", "f", 1.0, atoms=["x"]).target_atom is None
+    assert ExplanationItem("ground_formula", "f", "f", 1.0, atoms=["x"]).target_atom is None
 
 
 # ---------------------------------------------------------------------- frames

@@ -40,7 +40,7 @@ LINK_RULE = "{w} {pred}(r1, r2) ^ positive(r1) => positive(r2)"
 def word_item(review: str, word: str, weight: float, score: float, observed_q: bool = False) -> ExplanationItem:
     """The ground word formula of an MLN explanation, as `explain_atom` fills it."""
     return ExplanationItem(
-        kind="formula", text=f"has_word({review}, {word}) -> positive({review})", natural="", score=score,
+        kind="ground_formula", text=f"has_word({review}, {word}) -> positive({review})", natural="", score=score,
         atoms=[f"has_word({review}, {word})", f"positive({review})"], target_index=1, roles=["body", "head"],
         observed=[True, observed_q], extras={"rule": WORD_RULE.format(w=weight, word=word), "weight": weight,
                                              "sign": 1})
@@ -52,7 +52,7 @@ def link_item(pred: str, a: str, b: str, weight: float, score: float, a_observed
     atoms = [f"{pred}({a}, {b})", f"positive({a})", f"positive({b})"]
     t = 2 if target == b else 1
     return ExplanationItem(
-        kind="formula", text=f"{atoms[0]} & {atoms[1]} -> {atoms[2]}", natural="", score=score, atoms=atoms,
+        kind="ground_formula", text=f"{atoms[0]} & {atoms[1]} -> {atoms[2]}", natural="", score=score, atoms=atoms,
         target_index=t, roles=["body", "body", "head"], observed=[True, a_observed, False],
         extras={"rule": LINK_RULE.format(w=weight, pred=pred), "weight": weight, "sign": 1 if t == 2 else -1})
 
@@ -72,7 +72,7 @@ ANN = ReviewAnnotation(
 def test_formula_kind_and_direction():
     w = word_item("q1", "great", 1.5, 0.2)
     rel = link_item("same_user", "r0", "q1", 0.8, 0.1, True, "q1")
-    prior = ExplanationItem(kind="formula", text="positive(q1)", natural="", score=0.3, atoms=["positive(q1)"],
+    prior = ExplanationItem(kind="ground_formula", text="positive(q1)", natural="", score=0.3, atoms=["positive(q1)"],
                             target_index=0, extras={"weight": -0.4, "sign": 1})
     cites = ExplanationItem(kind="feature_clause", text="cites(p1, p2)", natural="", score=1.0,
                             atoms=["cites(p1, p2)"])
@@ -183,7 +183,7 @@ def test_accuracy_curve_kind_filter_and_errors():
     lone = [explanation("q3", [link_item("same_restaurant", "q9", "q3", 1.0, 0.9, False, "q3")], 0.6, 1.0)]
     with pytest.raises(XcoreError, match="unknown"):
         item_log_odds(lone)
-    bare = ExplanationItem(kind="formula", text="f", natural="", score=1.0, atoms=["positive(q1)"], target_index=0)
+    bare = ExplanationItem(kind="ground_formula", text="f", natural="", score=1.0, atoms=["positive(q1)"], target_index=0)
     with pytest.raises(XcoreError, match="weight/rule"):
         item_log_odds([explanation("q1", [bare], 0.6, 1.0)])
     with pytest.raises(XcoreError, match="no label"):

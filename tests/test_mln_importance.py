@@ -87,7 +87,7 @@ def test_explain_ranks_formulas_containing_the_atom(fs_model):
     e = m.explain("cancer(chris)")
     assert isinstance(e, Explanation) and e.target == "cancer(chris)"
     assert e.target_text == "chris has cancer"
-    assert e.n_items >= 1 and all(it.kind == "formula" for it in e.items)
+    assert e.n_items >= 1 and all(it.kind == "ground_formula" for it in e.items)
     scores = [abs(it.score) for it in e.items]
     assert scores == sorted(scores, reverse=True)
     for it in e.items:

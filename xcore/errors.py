@@ -55,3 +55,34 @@ class GroundingTooLarge(XcoreError):
             f"above the limit of {limit:,}; add a body atom that binds its variables "
             f"(a block predicate) or raise the limit"
         )
+
+
+class ConfigError(XcoreError, ValueError):
+    """A setting is out of range or of the wrong type; names the field and the allowed values."""
+
+    def __init__(self, problem: str, field: str | None = None) -> None:
+        self.problem = problem
+        self.field = field
+        super().__init__(f"{field}: {problem}" if field else problem)
+
+
+class NotFittedError(XcoreError, AttributeError):
+    """An estimator was asked to predict or explain before `fit` (as scikit-learn's NotFittedError)."""
+
+
+class SolverError(XcoreError):
+    """A numerical solver (LP, QP, L-BFGS-B, sampler) failed or returned an unusable answer."""
+
+
+def wrap_foreign(error: BaseException, what: str) -> XcoreError:
+    """An xcore error for a foreign exception raised while doing `what` (xcore errors pass through).
+
+    Workflows call this at their boundary so a user sees one clear sentence, never a traceback;
+    the original exception stays attached as `__cause__` for developers.
+    """
+    if isinstance(error, XcoreError):
+        return error
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    wrapped = XcoreError(f"{what} failed: {detail} ({type(error).__name__})")
+    wrapped.__cause__ = error
+    return wrapped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -44,6 +45,28 @@ class RelationalDataset:
         if isinstance(self.schema, (list, tuple)):
             self.schema = Schema.of(self.schema)
         self.tables = _normalise_tables(self.schema, self.tables)
+
+    # ------------------------------------------------------------------ identity
+    def fingerprint(self) -> str:
+        """A content hash of everything a result can depend on: schema with flags, types and templates,
+        every atom table (values included) and the tabular part with its label (not the name).
+
+        Runs and caches are keyed by it, so two uploads with one file name but other content, or one
+        dataset before and after a flag is changed, never share a result.
+        """
+        h = hashlib.sha256(b"xcore.dataset.v1|")
+        for p in self.schema:
+            h.update(repr((p.name, p.arity, p.types, p.closed, p.explainable, p.template)).encode())
+            for part in PARTITIONS:
+                t = self.tables[p.name][part]
+                h.update(f"{part}:{len(t)}|".encode())
+                if len(t):
+                    cols = [c for c in t.columns if c not in PROVENANCE_COLUMNS]
+                    h.update(pd.util.hash_pandas_object(t[cols], index=False).to_numpy().tobytes())
+        if self.tabular is not None:
+            h.update(f"tabular:{self.label}|{list(map(str, self.tabular.columns))}|{len(self.tabular)}".encode())
+            h.update(pd.util.hash_pandas_object(self.tabular.astype(str), index=False).to_numpy().tobytes())
+        return h.hexdigest()[:32]
 
     # ------------------------------------------------------------------ access
     @property

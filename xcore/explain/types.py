@@ -1,17 +1,20 @@
 """The one explanation type every method returns: ranked items for a target, plus a collection type.
 
 An `Explanation` says why a model predicted what it did for one *target* (an atom such as
-``rating('u12', 'a29')`` or an instance such as ``row 17``). It holds `ExplanationItem`s (ground
-rules, formulas, feature clauses, feature sets), each with a score, the atoms it involves and an
-`explainable` flag. Items are ranked by |score| (descending, ties keep their given order) unless
+``rating('u12', 'a29')`` or an instance such as ``row 17``; `Target` is its structured form). It
+holds `ExplanationItem`s (ground rules, ground formulas, lifted rules, feature clauses, feature
+sets, single features, words), each with a score, the atoms it involves and an `explainable` flag;
+a `ScoreSpec` says what the scores mean. Items are ranked by |score| (descending, ties keep their given order) unless
 the explanation is built with ``ordering="given"`` or ``ordering="score"``.
-Both types serialise to JSON and back exactly; malformed JSON raises `ExplanationError`.
+Both types serialise to JSON and back exactly (format version 2; version 1 files are read too);
+malformed JSON raises `ExplanationError`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Literal, Mapping, get_args
 
@@ -20,10 +23,14 @@ import pandas as pd
 
 from xcore.errors import XcoreError
 
-ItemKind = Literal["ground_rule", "formula", "feature_clause", "feature_set", "word"]
+ItemKind = Literal["ground_rule", "ground_formula", "rule", "feature_clause", "feature_set", "feature", "word"]
 ITEM_KINDS: tuple[str, ...] = get_args(ItemKind)
-"""The kinds of explanation item: one ground rule, a (lifted) formula, a clause over features, a set of
-features, or one word (bag-of-words baselines such as LIME and SHAP)."""
+"""The kinds of explanation item: one ground PSL rule, one ground Markov-logic formula, a lifted
+(first-order) rule or formula, a clause over features, a set of features, one feature, or one word
+(bag-of-words baselines such as LIME and SHAP)."""
+
+V1_KINDS: dict[str, str] = {"formula": "ground_formula"}
+"""Item kinds of format version 1 that version 2 renamed (v1 "formula" items were ground formulas)."""
 
 Ordering = Literal["abs_score", "score", "given"]
 ORDERINGS: tuple[str, ...] = get_args(Ordering)
@@ -34,7 +41,8 @@ ATOM_ROLES: tuple[str, ...] = ("body", "head")
 
 EXPLANATION_FORMAT = "xcore.explanation"
 EXPLANATION_SET_FORMAT = "xcore.explanation_set"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS: tuple[int, ...] = (1, 2)
 
 ITEM_COLUMNS: tuple[str, ...] = (
     "rank", "kind", "text", "natural", "score", "explainable",
@@ -198,6 +206,8 @@ class ExplanationItem:
         """Rebuild an item from `to_dict` output; raises `ExplanationError` on unknown/missing keys."""
         data = _check_keys(data, where, required=("kind", "text", "natural", "score"),
                            optional=("atoms", "target_index", "roles", "observed", "explainable", "extras"))
+        if isinstance(data["kind"], str):
+            data["kind"] = V1_KINDS.get(data["kind"], data["kind"])
         try:
             return cls(**data)
         except ExplanationError as e:
@@ -296,9 +306,133 @@ def _check_format(data: dict, expected: str, where: str) -> None:
     fmt, version = data.get("format"), data.get("version")
     if fmt != expected:
         raise ExplanationError(f"{where}: format is {fmt!r}, expected {expected!r}")
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        raise ExplanationError(f"{where}: unsupported format version {version!r} (this xcore reads {FORMAT_VERSION})")
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise ExplanationError(f"{where}: unsupported format version {version!r} "
+                               f"(this xcore reads {', '.join(map(str, READABLE_VERSIONS))})")
 
+
+
+# ---------------------------------------------------------------------- score meaning and target
+@dataclass(frozen=True)
+class ScoreSpec:
+    """What an explanation's scores mean: a short label, a sentence, whether the sign matters, a unit.
+
+    Pages caption every score with `caption()`; the study page and reports read it from the JSON.
+    """
+
+    label: str
+    measures: str
+    signed: bool = False
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", _string(self.label, "score label"))
+        object.__setattr__(self, "measures", _string(self.measures, "score meaning"))
+        object.__setattr__(self, "signed", _bool(self.signed, "score signed flag"))
+        object.__setattr__(self, "unit", _string(self.unit, "score unit"))
+
+    def caption(self) -> str:
+        """One sentence for a chart caption: label, meaning, sign convention and unit."""
+        sign = ("Positive pushes the prediction up, negative pushes it down." if self.signed
+                else "Larger means more influence (the score has no direction).")
+        unit = f" Unit: {self.unit}." if self.unit else ""
+        return f"Score {self.label}: {self.measures} {sign}{unit}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "measures": self.measures, "signed": self.signed, "unit": self.unit}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "score spec") -> "ScoreSpec":
+        data = _check_keys(data, where, required=("label", "measures"), optional=("signed", "unit"))
+        return cls(**data)
+
+
+_ATOM_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
+_ROW_RE = re.compile(r"^\s*row\s+(\S+)\s*$")
+
+
+def _split_args(text: str) -> list[str]:
+    """Arguments of an atom text split on top-level commas (quotes and brackets respected)."""
+    out, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+            cur.append(ch)
+        elif ch in "([":
+            depth += 1
+            cur.append(ch)
+        elif ch in ")]":
+            depth -= 1
+            cur.append(ch)
+        elif ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if cur or out:
+        out.append("".join(cur).strip())
+    return out
+
+
+@dataclass(frozen=True)
+class Target:
+    """What an explanation explains, structured: a ground atom (predicate + arguments) or a row.
+
+    `text` is the one canonical text (``rating(u1, a2)``, ``row 17``) that indexes explanation sets.
+    """
+
+    predicate: str | None = None
+    args: tuple[str, ...] = ()
+    row: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.predicate is None) == (self.row is None):
+            raise ExplanationError("a target is either an atom (predicate + arguments) or a row, not both")
+        object.__setattr__(self, "args", tuple(_string(a, "target argument") for a in self.args))
+
+    @property
+    def text(self) -> str:
+        if self.row is not None:
+            return f"row {self.row}"
+        return f"{self.predicate}({', '.join(self.args)})"
+
+    @classmethod
+    def atom(cls, predicate: str, args: Iterable[Any]) -> "Target":
+        return cls(predicate=predicate, args=tuple(str(a) for a in args))
+
+    @classmethod
+    def of_row(cls, row: Any) -> "Target":
+        return cls(row=str(row))
+
+    @classmethod
+    def parse(cls, text: str) -> "Target | None":
+        """The structured form of a target text, or None when it is neither an atom nor ``row N``."""
+        m = _ROW_RE.match(text)
+        if m:
+            return cls(row=m.group(1))
+        m = _ATOM_RE.match(text)
+        if m:
+            return cls(predicate=m.group(1), args=tuple(_split_args(m.group(2))))
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.row is not None:
+            return {"row": self.row}
+        return {"predicate": self.predicate, "args": list(self.args)}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "target") -> "Target":
+        data = _check_keys(data, where, required=(), optional=("predicate", "args", "row"))
+        if "row" in data:
+            return cls(row=_string(data["row"], f"{where} row"))
+        if "predicate" not in data:
+            raise ExplanationError(f"{where} needs a predicate or a row")
+        return cls(predicate=_string(data["predicate"], f"{where} predicate"),
+                   args=tuple(_string_list(data.get("args", []), f"{where} args")))
 
 # ---------------------------------------------------------------------- explanation
 @dataclass
@@ -318,9 +452,13 @@ class Explanation:
     items: list[ExplanationItem] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     ordering: Ordering = "abs_score"
+    score_spec: ScoreSpec | None = None
+    """What the item scores mean (None only for explanations read from version-1 JSON)."""
 
     def __post_init__(self) -> None:
         self.target = _string(self.target, "explanation target")
+        if self.score_spec is not None and not isinstance(self.score_spec, ScoreSpec):
+            raise ExplanationError(f"score_spec of {self.target!r} must be a ScoreSpec")
         self.target_text = _string(self.target_text, f"target_text of {self.target!r}")
         self.method = _string(self.method, f"method of {self.target!r}")
         self.prediction = _finite(self.prediction, f"prediction for {self.target!r}", optional=True)
@@ -352,6 +490,11 @@ class Explanation:
         return len(self.items)
 
     @property
+    def target_ref(self) -> Target | None:
+        """The structured target (atom or row) parsed from the canonical target text."""
+        return Target.parse(self.target)
+
+    @property
     def n_explainable(self) -> int:
         return sum(it.explainable for it in self.items)
 
@@ -371,6 +514,8 @@ class Explanation:
             "format": EXPLANATION_FORMAT, "version": FORMAT_VERSION,
             "target": self.target, "target_text": self.target_text, "method": self.method,
             "prediction": self.prediction, "truth": self.truth, "ordering": self.ordering,
+            "target_ref": None if self.target_ref is None else self.target_ref.to_dict(),
+            "score_spec": None if self.score_spec is None else self.score_spec.to_dict(),
             "meta": json_safe(self.meta), "items": [it.to_dict() for it in self.items],
         }
 
@@ -382,9 +527,13 @@ class Explanation:
     def from_dict(cls, data: Any, where: str = "explanation") -> "Explanation":
         """Rebuild from `to_dict` output, validating every field."""
         data = _check_keys(data, where, required=("format", "version", "target", "items"),
-                           optional=("target_text", "method", "prediction", "truth", "ordering", "meta"),
+                           optional=("target_text", "method", "prediction", "truth", "ordering", "meta",
+                                     "target_ref", "score_spec"),
                            fmt=EXPLANATION_FORMAT)
         del data["format"], data["version"]
+        data.pop("target_ref", None)  # derived from the target text
+        if data.get("score_spec") is not None:
+            data["score_spec"] = ScoreSpec.from_dict(data["score_spec"], f"{where} score spec")
         target = data["target"]
         label = f"{where} {target!r}" if isinstance(target, str) else where
         raw_items = data["items"]
@@ -422,6 +571,8 @@ class ExplanationSet:
     explanations: list[Explanation] = field(default_factory=list)
     method: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    score_spec: ScoreSpec | None = None
+    """What the scores of every explanation in the set mean (given to members that lack one)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.explanations, (str, bytes, Mapping)) or not isinstance(self.explanations, Iterable):
@@ -435,6 +586,12 @@ class ExplanationSet:
                 raise ExplanationError(f"target {e.target!r} is explained twice (entries {self._index[e.target]} and {i})")
             self._index[e.target] = i
         self.method = _string(self.method, "explanation set method")
+        if self.score_spec is not None:
+            if not isinstance(self.score_spec, ScoreSpec):
+                raise ExplanationError("score_spec of an explanation set must be a ScoreSpec")
+            for e in self.explanations:
+                if e.score_spec is None:
+                    e.score_spec = self.score_spec
         if not isinstance(self.meta, Mapping):
             raise ExplanationError("meta of an explanation set must be a dict")
         self.meta = json_safe(self.meta, "explanation set meta")
@@ -504,6 +661,7 @@ class ExplanationSet:
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": EXPLANATION_SET_FORMAT, "version": FORMAT_VERSION, "method": self.method,
+            "score_spec": None if self.score_spec is None else self.score_spec.to_dict(),
             "meta": json_safe(self.meta), "explanations": [e.to_dict() for e in self.explanations],
         }
 
@@ -514,12 +672,14 @@ class ExplanationSet:
     @classmethod
     def from_dict(cls, data: Any) -> "ExplanationSet":
         data = _check_keys(data, "explanation set", required=("format", "version", "explanations"),
-                           optional=("method", "meta"), fmt=EXPLANATION_SET_FORMAT)
+                           optional=("method", "meta", "score_spec"), fmt=EXPLANATION_SET_FORMAT)
         raw = data["explanations"]
         if not isinstance(raw, list):
             raise ExplanationError("explanation set: explanations must be a JSON list")
         exps = [Explanation.from_dict(e, f"explanation {i}") for i, e in enumerate(raw)]
-        return cls(exps, method=data.get("method", ""), meta=data.get("meta", {}))
+        spec = data.get("score_spec")
+        spec = None if spec is None else ScoreSpec.from_dict(spec, "explanation set score spec")
+        return cls(exps, method=data.get("method", ""), meta=data.get("meta", {}), score_spec=spec)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "ExplanationSet":

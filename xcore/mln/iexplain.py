@@ -249,7 +249,7 @@ class _CoalitionExplainer:
             preds = [a.split("(", 1)[0] for a in t["atoms"]]
             ega = _weighted_mean(cat["expected_given_atom"][sel][est], wi[est])
             items.append(ExplanationItem(
-                kind="formula", text=t["text"], natural=t["natural"], score=score if est.any() else 0.0,
+                kind="ground_formula", text=t["text"], natural=t["natural"], score=score if est.any() else 0.0,
                 atoms=t["atoms"], target_index=int(hit[0]) if len(hit) else None, roles=t["roles"],
                 observed=t["observed"], explainable=all(explainable.get(p, True) for p in preds),
                 extras={"rule": t["rule"], "rule_index": int(mln.rule[c]), "clause": int(c),

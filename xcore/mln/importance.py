@@ -123,7 +123,7 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
                  top_k: int | None = None, texts: FormulaTexts | None = None,
                  frame: pd.DataFrame | None = None) -> Explanation:
     """`Explanation` of query atom column `atom`: the ground formulas containing it, ranked by
-    |importance|, as items of kind "formula" (score = I(f, Q))."""
+    |importance|, as items of kind "ground_formula" (score = I(f, Q))."""
     texts = texts or FormulaTexts(mln)
     frame = importance_frame(mln, result) if frame is None else frame
     rows = frame.iloc[mln.entries_of(atom)]
@@ -142,7 +142,7 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
         preds = [a.split("(", 1)[0] for a in t["atoms"]]
         estimable = bool(np.isfinite(r.importance))
         items.append(ExplanationItem(
-            kind="formula", text=t["text"], natural=t["natural"],
+            kind="ground_formula", text=t["text"], natural=t["natural"],
             score=float(r.importance) if estimable else 0.0, atoms=t["atoms"],
             target_index=int(hit[0]) if len(hit) else None, roles=t["roles"], observed=t["observed"],
             explainable=all(explainable.get(p, True) for p in preds),

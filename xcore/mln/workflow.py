@@ -23,7 +23,7 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
-from xcore.mln.evaluation import accuracy_curve, formula_kind, precision_table
+from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
 from xcore.mln.iexplain import IExplainer, RExplainer
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import ReviewAnnotation, load_review_annotation, review_rules
@@ -208,12 +208,17 @@ def _only(exps: ExplanationSet, queries: Sequence[str], method: str) -> Explanat
     return ExplanationSet([e for e in exps if e.target in keep], method=method)
 
 
-def split_by_kind(exp: Explanation, k: int = 5) -> dict[str, Explanation]:
-    """The explanation's top-`k` word formulas and top-`k` relational formulas, as two explanations
-    (the paper shows them separately); items of other kinds (priors) go to "other"."""
+def split_by_kind(exp: Explanation, k: int = 5, setting: TextSetting | None = None) -> dict[str, Explanation]:
+    """The explanation's top-`k` word formulas, top-`k` relational formulas and top-`k` other formulas
+    (priors, formulas over non-link predicates such as smokes => cancer), as three explanations (the
+    paper shows words and links separately). Word and link predicates come from `setting` (the
+    data's own), else the review data's defaults."""
+    words = (setting.word_predicate,) if setting is not None and setting.word_predicate else \
+        (() if setting is not None else WORD_PREDICATES)
+    links = setting.link_predicates if setting is not None else LINK_PREDICATES
     parts: dict[str, list] = {"word": [], "relational": [], "other": []}
     for it in exp.ranked():
-        parts[formula_kind(it)].append(it)
+        parts[formula_kind(it, words, links)].append(it)
     return {kind: replace(exp, items=items[:k], meta={**exp.meta, "kind": kind}) for kind, items in parts.items()}
 
 

@@ -8,7 +8,7 @@ then asks it for explanations, Shapley values, baselines and the pollution curve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
@@ -16,36 +16,49 @@ from sklearn.model_selection import train_test_split
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError, XcoreError
+from pydantic import Field
+
+from xcore.methods.base import Settings
 from xcore.plkb.classifier import PLKBClassifier
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
+if TYPE_CHECKING:
+    from xcore.methods.base import Estimator
 
 
-@dataclass(frozen=True)
-class PLKBSettings:
-    """Everything that decides a training run (hashable: the page caches runs by it)."""
+class PLKBSettings(Settings):
+    """Everything that decides a training run (frozen and validated; runs are cached by its key)."""
 
-    label: str
+    label: str = Field(min_length=1)
     positive_class: str | None = None
-    kb: str = "tree"
-    max_k: int = 2
-    min_support: int = 1
+    kb: Literal["tree", "direct"] = "tree"
+    max_k: int = Field(2, ge=1, le=6)
+    min_support: int = Field(1, ge=1)
     all_nodes: bool = False
-    n_trees: int = 1
-    n_bins: int = 4
+    n_trees: int = Field(1, ge=1, le=200)
+    n_bins: int = Field(4, ge=2, le=50)
     knowledge: str = ""
     drop: tuple[str, ...] = ()
     """Columns left out of the features (e.g. identifiers, see `identifier_columns`)."""
-    test_fraction: float = 0.3
-    seed: int = 0
-    max_rows: int = 3000
+    test_fraction: float = Field(0.3, gt=0.0, lt=1.0)
+    seed: int = Field(0, ge=0)
+    max_rows: int = Field(3000, ge=10)
     """Larger tables are subsampled (seeded) so training stays interactive."""
+    k: int = Field(2, ge=1, le=12)
+    """Features in each decisive-feature explanation."""
+    explain_rows: int = Field(100, ge=0, le=100_000)
+    """How many test rows the run explains up front (any other row is explained on demand)."""
 
     def classifier(self) -> PLKBClassifier:
         return PLKBClassifier(kb=self.kb, max_k=self.max_k, min_support=self.min_support,
                               all_nodes=self.all_nodes, n_trees=self.n_trees, n_bins=self.n_bins,
                               positive_class=self.positive_class, knowledge=self.knowledge,
                               random_state=self.seed)
+
+    def estimator(self) -> "Estimator":
+        from xcore.plkb.method import PLKBEstimator
+
+        return PLKBEstimator(self)
 
 
 @dataclass
@@ -61,14 +74,18 @@ class PLKBRun:
     predictions: pd.DataFrame
 
     def metrics(self) -> dict[str, float]:
-        """Accuracy and F1 (positive class) of the test predictions."""
+        """Accuracy, F1, precision, recall (positive class) and ROC AUC of the test predictions (scikit-learn)."""
+        from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
+
         truth = self.clf.binary_labels(self.y_test)
-        pred = (self.predictions["prediction"] == self.clf.classes_[1]).to_numpy()
-        tp = float(np.sum(truth & pred))
-        precision = tp / max(pred.sum(), 1)
-        recall = tp / max(truth.sum(), 1)
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        return {"accuracy": float(np.mean(truth == pred)), "f1": f1, "precision": precision, "recall": recall}
+        pred = (self.predictions["prediction"].astype(str) == str(self.clf.classes_[1])).to_numpy()
+        out = {"accuracy": float(accuracy_score(truth, pred)),
+               "f1": float(f1_score(truth, pred, zero_division=0)),
+               "precision": float(precision_score(truth, pred, zero_division=0)),
+               "recall": float(recall_score(truth, pred, zero_division=0))}
+        if 0 < truth.sum() < len(truth):
+            out["roc_auc"] = float(roc_auc_score(truth, self.predictions["mid"].to_numpy()))
+        return out
 
     def row(self, index: int) -> pd.DataFrame:
         """Test row `index` (position in the test split) as a one-row frame."""
@@ -118,9 +135,18 @@ def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | N
     if y.nunique() < 2:
         raise DataError(f"label {settings.label!r} has a single class; need two or more")
     counts = y.value_counts()
-    stratify = y if counts.min() >= 2 else None
+    n_test = int(np.ceil(settings.test_fraction * len(y)))
+    n_train = len(y) - n_test
+    if n_test < 1 or n_train < 2:
+        raise DataError(f"{len(y)} labelled rows are too few to split {1 - settings.test_fraction:.0%} / "
+                        f"{settings.test_fraction:.0%} into training and test rows")
+    # stratify only when every class can appear on both sides (scikit-learn refuses otherwise)
+    stratify = y if counts.min() >= 2 and n_test >= len(counts) and n_train >= len(counts) else None
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=settings.test_fraction, random_state=settings.seed, stratify=stratify)
+    if y_train.nunique() < 2:
+        raise DataError(f"the training split of label {settings.label!r} has a single class; "
+                        "load more rows or change the seed")
     clf = settings.classifier()
     clf.fit(X_train, y_train, progress=lambda f, m: report(0.6 * f, m))
     report(0.6, "predicting the test rows")
@@ -151,3 +177,16 @@ def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int 
         table = make_titanic_like(n=n, seed=seed)
         return table.drop(columns=["PassengerId", "Name", "Ticket", "Cabin"], errors="ignore"), "Survived"
     raise XcoreError(f"unknown generated data {kind!r}; choose one of: {', '.join(GENERATED)}")
+
+
+def generated_dataset(kind: str, length: int = 10, alphabet_size: int = 4, n: int = 1000,
+                      seed: int = 0) -> RelationalDataset:
+    """A generated table (`generated_table`) as a tabular dataset, as if uploaded as a CSV file."""
+    from xcore.data import load
+
+    table, label = generated_table(kind, length, alphabet_size, n, seed)
+    name = f"{kind} (n={n}, seed={seed}" + (f", L={length}, A={alphabet_size})" if kind == GENERATED[0] else ")")
+    ds = load((f"{kind.lower().replace(' ', '_')}.csv", table.to_csv(index=False).encode()), fmt="tabular",
+              label=label)
+    ds.name = name
+    return ds

@@ -7,8 +7,8 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,29 +19,32 @@ from xcore.explain.metrics import mep_at_k
 from xcore.explain.types import ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
+from xcore.methods.base import Settings
+from pydantic import Field
 from xcore.psl.model import PSLModel
 from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
+if TYPE_CHECKING:
+    from xcore.methods.base import Estimator
 
 
-@dataclass(frozen=True)
-class ESMSSettings:
-    """Everything that decides an ESMS run (hashable: the page caches runs by it)."""
+class ESMSSettings(Settings):
+    """Everything that decides an ESMS run (frozen and validated; runs are cached by its key)."""
 
-    target: str
+    target: str = Field(min_length=1)
     block: str | None = None
     explainable: tuple[str, ...] | None = None
     """Predicates to mark explainable (None keeps the dataset's flags)."""
-    gamma: float = 0.0
-    alpha: float = 0.25
-    rules_per_model: int = 15
-    iterations: int = 100
-    metric: str = "mse"
-    seed: int = 0
-    n_jobs: int = 2
-    valid_fraction: float = 0.2
-    test_fraction: float = 0.2
+    gamma: float = Field(0.0, ge=0.0, le=1.0)
+    alpha: float = Field(0.25, ge=0.0, le=1.0)
+    rules_per_model: int = Field(15, ge=1, le=200)
+    iterations: int = Field(100, ge=1, le=100_000)
+    metric: Literal["mse", "mae", "rmse", "aupr", "auroc"] = "mse"
+    seed: int = Field(0, ge=0)
+    n_jobs: int = Field(2, ge=1, le=256)
+    valid_fraction: float = Field(0.2, gt=0.0, lt=0.5)
+    test_fraction: float = Field(0.2, gt=0.0, lt=0.5)
     counterparts: bool = False
     """Add HyPER-style counterpart templates (pull the target down when the evidence is low)."""
 
@@ -49,6 +52,11 @@ class ESMSSettings:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
                     iterations=self.iterations, metric=self.metric, block=self.block,
                     n_jobs=self.n_jobs, seed=self.seed, counterparts=self.counterparts)
+
+    def estimator(self) -> "Estimator":
+        from xcore.psl.method import ESMSEstimator
+
+        return ESMSEstimator(self)
 
 
 DEMO_SETTINGS = ESMSSettings(target="rating", block="rated", gamma=0.5, rules_per_model=10,
@@ -105,6 +113,10 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
     """Split the labelled targets, search on train/validation, apply the best model to the test split."""
     report = progress or (lambda f, m: None)
     ds = with_explainable(ds, settings.explainable)
+    if settings.target not in ds.schema.names:
+        raise XcoreError(f"target {settings.target!r} is not a predicate of {ds.name!r}")
+    if settings.block is not None and settings.block not in ds.schema.names:
+        raise XcoreError(f"block predicate {settings.block!r} is not a predicate of {ds.name!r}")
     if settings.target not in candidate_targets(ds):
         raise XcoreError(f"{settings.target} has no labelled target atoms to learn from; "
                          f"choose one of: {', '.join(candidate_targets(ds)) or 'none'}")
@@ -160,7 +172,7 @@ def sweep(ds: RelationalDataset, settings: ESMSSettings, grid: Sequence[float] =
 
 
 def settings_dict(settings: ESMSSettings) -> dict:
-    return asdict(settings)
+    return settings.to_dict()
 
 
 def as_float_grid(text: str) -> list[float]:

@@ -1,0 +1,258 @@
+"""The method contract every xcore method follows (scikit-learn's estimator rules, PyG's
+Explainer/ExplainerAlgorithm split).
+
+- `Settings`: frozen, hashable, validated on construction (pydantic v2; a bad value raises
+  `ConfigError` naming the field); `estimator()` builds the estimator they describe.
+- `Estimator`: `__init__` only stores parameters; `fit(data, progress=None)` learns attributes whose
+  names end in ``_`` and returns self; `predict(data)` returns one frame shape for every method.
+- `Explainer`: a stable registry name, a `ScoreSpec`, `supports(model)` and `explain(...)`.
+- `Run`: everything one run produced, with a versioned JSON bundle the pages, reports, the study
+  page and the command line read.
+- `MethodSpec`: what the registry holds per method.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import ConfigError, NotFittedError, XcoreError
+from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe
+from xcore.runtime import Progress
+
+PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
+"""The first columns of every `Estimator.predict` frame (truth may be missing); method columns follow."""
+
+RUN_FORMAT = "xcore.run"
+RUN_VERSION = 1
+
+
+# ---------------------------------------------------------------------- settings
+def _field_of(error: dict) -> str:
+    """The dotted field name of one pydantic error entry."""
+    return ".".join(str(p) for p in error.get("loc", ())) or "settings"
+
+
+def config_error(exc: ValidationError, owner: str) -> ConfigError:
+    """A `ConfigError` naming the first bad field of a pydantic `ValidationError` and what is wrong."""
+    first = exc.errors()[0]
+    name = _field_of(first)
+    value = first.get("input")
+    shown = "" if isinstance(value, Mapping) else f" (got {value!r})"
+    return ConfigError(f"{first.get('msg', 'invalid value')}{shown} [{owner}]", field=name)
+
+
+class Settings(BaseModel):
+    """Frozen, hashable, validated settings of one method run; subclasses declare the fields.
+
+    Unknown fields, NaN/inf and out-of-range values raise `ConfigError` naming the field.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, validate_default=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise config_error(e, type(self).__name__) from None
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any] | None = None, **changes: Any) -> "Settings":
+        """Settings from a mapping (YAML, flags, a bundle), validated; `changes` override it."""
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(f"settings must be a mapping of field names to values, got {type(data).__name__}")
+        return cls(**{**dict(data or {}), **changes})
+
+    def replace(self, **changes: Any) -> "Settings":
+        """A validated copy with some fields changed (pydantic's model_copy does not validate)."""
+        return type(self).parse(self.model_dump(), **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data of every field (tuples become lists)."""
+        return json_safe(self.model_dump(mode="json"), "settings")
+
+    def key(self) -> str:
+        """A stable content hash of the settings (same settings, same key, in any process)."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(f"{type(self).__name__}|{text}".encode()).hexdigest()[:24]
+
+    def estimator(self) -> "Estimator":  # pragma: no cover - every method overrides it
+        """The estimator these settings describe."""
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------- estimator
+class Estimator:
+    """Base of every method's estimator: parameters in `__init__`, learned attributes after `fit`.
+
+    As in scikit-learn, `__init__` stores its arguments unchanged (no validation, no work), so
+    `get_params()` round-trips; `fit` returns self; learned attributes end in ``_``.
+    """
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters as stored (scikit-learn's convention)."""
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {n: getattr(self, n) for n in names}
+
+    def is_fitted(self) -> bool:
+        """True once `fit` has set the learned attributes."""
+        return any(k.endswith("_") and not k.startswith("_") and v is not None for k, v in vars(self).items())
+
+    def check_fitted(self) -> None:
+        """Raise `NotFittedError` before `fit`."""
+        if not self.is_fitted():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(data) first")
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "Estimator":  # pragma: no cover
+        raise NotImplementedError
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:  # pragma: no cover
+        raise NotImplementedError
+
+
+def prediction_frame(target: Any, prediction: Any, truth: Any = None, **extra: Any) -> pd.DataFrame:
+    """The one prediction frame shape: target, prediction, truth (NaN where unknown), then extras."""
+    frame = pd.DataFrame({"target": pd.Series(target, dtype=object).reset_index(drop=True)})
+    frame["prediction"] = pd.Series(prediction).reset_index(drop=True)
+    frame["truth"] = pd.Series(truth).reset_index(drop=True) if truth is not None else float("nan")
+    for k, v in extra.items():
+        frame[k] = pd.Series(v).reset_index(drop=True) if not isinstance(v, (int, float, str)) else v
+    return frame
+
+
+# ---------------------------------------------------------------------- explainer
+class Explainer:
+    """An explanation algorithm for a fitted model: a stable `name`, a `score_spec`, `supports`, `explain`."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    score_spec: ClassVar[ScoreSpec]
+
+    def supports(self, model: Any) -> str | None:
+        """None if this explainer can explain `model`, else the reason it cannot."""
+        return None
+
+    def explain(self, model: Any, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:  # pragma: no cover
+        raise NotImplementedError
+
+    def finish(self, explanations: ExplanationSet) -> ExplanationSet:
+        """The set stamped with this explainer's registry name and score meaning on every member."""
+        for e in explanations:
+            e.method = self.name
+            e.score_spec = self.score_spec
+        return ExplanationSet(explanations.explanations, method=self.name, meta=explanations.meta,
+                              score_spec=self.score_spec)
+
+
+# ---------------------------------------------------------------------- run
+@dataclass
+class Run:
+    """Everything one method run produced; `bundle()` is its versioned JSON form.
+
+    `model` (the fitted estimator) and `extras` (method objects the pages use, such as the search
+    history) live only in memory; a run read back with `from_bundle` has neither.
+    """
+
+    method: str
+    settings: Settings | dict
+    fingerprint: str
+    predictions: pd.DataFrame
+    explanations: dict[str, ExplanationSet] = field(default_factory=dict)
+    summary: Explanation | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    dataset: str = ""
+    model: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def explanation(self, explainer: str, target: str) -> Explanation:
+        """The explanation of `target` by the explainer with registry name `explainer`."""
+        if explainer not in self.explanations:
+            raise XcoreError(f"no explanations by {explainer!r} in this run; it has: "
+                             f"{', '.join(self.explanations) or 'none'}")
+        exps = self.explanations[explainer]
+        if target not in exps:
+            raise XcoreError(f"{explainer} has no explanation of {target!r}")
+        return exps[target]
+
+    @property
+    def settings_dict(self) -> dict[str, Any]:
+        return self.settings.to_dict() if isinstance(self.settings, Settings) else dict(self.settings)
+
+    def bundle(self) -> dict[str, Any]:
+        """Plain JSON data: method, settings, fingerprint, predictions, explanations, summary, metrics."""
+        preds = self.predictions.astype(object).where(self.predictions.notna(), None)
+        return {
+            "format": RUN_FORMAT, "version": RUN_VERSION, "method": self.method, "dataset": self.dataset,
+            "settings": self.settings_dict, "fingerprint": self.fingerprint,
+            "predictions": {"columns": [str(c) for c in preds.columns],
+                            "rows": json_safe(_finite_rows(preds.values.tolist()), "predictions")},
+            "explanations": {k: v.to_dict() for k, v in self.explanations.items()},
+            "summary": None if self.summary is None else self.summary.to_dict(),
+            "metrics": json_safe({k: v for k, v in self.metrics.items() if _is_finite(v)}, "metrics"),
+            "timings": json_safe(self.timings, "timings"),
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.bundle(), indent=indent, allow_nan=False, ensure_ascii=True)
+
+    @classmethod
+    def from_bundle(cls, data: Any) -> "Run":
+        """A run from `bundle()` output (or its JSON text), validated; no model, no extras."""
+        from xcore.explain.types import _loads as loads  # noqa: PLC0415 - strict JSON parser
+
+        if isinstance(data, (str, bytes, bytearray)):
+            data = loads(data, "run bundle")
+        if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+            raise ExplanationError(f"not an xcore run bundle (format must be {RUN_FORMAT!r})")
+        if data.get("version") != RUN_VERSION:
+            raise ExplanationError(f"run bundle version {data.get('version')!r} is not {RUN_VERSION}")
+        try:
+            preds = data["predictions"]
+            frame = pd.DataFrame(preds["rows"], columns=preds["columns"])
+            exps = {str(k): ExplanationSet.from_dict(v) for k, v in data.get("explanations", {}).items()}
+            summary = data.get("summary")
+            return cls(method=str(data["method"]), settings=dict(data.get("settings", {})),
+                       fingerprint=str(data.get("fingerprint", "")), predictions=frame, explanations=exps,
+                       summary=None if summary is None else Explanation.from_dict(summary, "summary"),
+                       metrics=dict(data.get("metrics", {})), timings=dict(data.get("timings", {})),
+                       dataset=str(data.get("dataset", "")))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ExplanationError(f"run bundle is malformed: {e}") from None
+
+
+def _is_finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
+def _finite_rows(rows: list[list[Any]]) -> list[list[Any]]:
+    """Rows with non-finite floats replaced by None (JSON has no NaN)."""
+    return [[None if isinstance(v, float) and not math.isfinite(v) else v for v in r] for r in rows]
+
+
+# ---------------------------------------------------------------------- method spec
+@dataclass(frozen=True)
+class MethodSpec:
+    """One registered method: what the app, the command line and the study page need to run it."""
+
+    key: str
+    title: str
+    settings_type: type[Settings]
+    explainers: tuple[str, ...]
+    run: Callable[[RelationalDataset, Settings, Progress | None], Run]
+    applicable: Callable[[RelationalDataset], str | None]
+    default_settings: Callable[[RelationalDataset], Settings]
+    sample: str
+    """A bundled sample this method runs on (the page offers it with one click)."""
+    page: str = ""
+    icon: str = ":material/science:"
+    paper: str = ""

@@ -1,0 +1,59 @@
+"""A bounded, thread-safe cache of runs keyed by (method, data fingerprint, settings key).
+
+Pages and the command line ask it before running: a repeated click with the same data and settings
+is instant and replays no progress calls (progress is reported only while computing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+from xcore.methods.base import Run
+
+RunKey = tuple[str, str, str]
+
+
+class RunCache:
+    """At most `max_entries` runs, least recently used evicted first."""
+
+    def __init__(self, max_entries: int = 16) -> None:
+        self.max_entries = max_entries
+        self._runs: OrderedDict[RunKey, Run] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: RunKey) -> Run | None:
+        with self._lock:
+            run = self._runs.get(key)
+            if run is not None:
+                self._runs.move_to_end(key)
+                self.hits += 1
+            return run
+
+    def put(self, key: RunKey, run: Run) -> None:
+        with self._lock:
+            self._runs[key] = run
+            self._runs.move_to_end(key)
+            while len(self._runs) > self.max_entries:
+                self._runs.popitem(last=False)
+
+    def get_or_run(self, key: RunKey, compute: Callable[[], Run]) -> Run:
+        """The cached run for `key`, else `compute()` stored under it (errors are not cached)."""
+        run = self.get(key)
+        if run is not None:
+            return run
+        with self._lock:
+            self.misses += 1
+        run = compute()
+        self.put(key, run)
+        return run
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs.clear()

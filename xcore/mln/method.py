@@ -1,0 +1,251 @@
+"""Markov logic (I-Explain) as a registered method: settings, estimator (learn weights, ground, infer),
+the formula-importance explainers (M-/I-/R-Explain) and the bag-of-words baselines (LIME, SHAP)."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import pandas as pd
+from pydantic import Field
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.mln.learning import learn_weights
+from xcore.mln.model import MLNModel
+from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
+                                query_predicates, run_explainers, starting_rules)
+from xcore.runtime import Progress, scaled
+
+EXACT_LIMIT = 20
+"""Exact enumeration handles up to this many query atoms; `inference="auto"` samples above it."""
+
+IMPORTANCE = "I(f, Q)"
+_IMPORTANCE_MEANING = ("E_Q[n_f] − E[n_f] = ∂ log P(Q | E) / ∂ w_f: how much raising the formula's weight raises "
+                       "the query's log-probability")
+
+SCORES: dict[str, ScoreSpec] = {
+    "mln:m-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", on the whole ground network.", True,
+                               "log-probability per unit weight"),
+    "mln:i-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over coalitions of similar objects "
+                               "(ranked by weighted rank aggregation).", True, "log-probability per unit weight"),
+    "mln:r-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over random coalitions of the same "
+                               "sizes as I-Explain's.", True, "log-probability per unit weight"),
+    "lime": ScoreSpec("LIME coefficient", "the word's coefficient in a locally weighted linear model of the "
+                      "bag-of-words classifier's log-odds.", True, "log-odds"),
+    "shap": ScoreSpec("SHAP value", "the word's Shapley value for the bag-of-words classifier's log-odds (exact "
+                      "for the linear model).", True, "log-odds"),
+}
+LEGACY: dict[str, str] = {"mln:m-explain": "M-Explain", "mln:i-explain": "I-Explain", "mln:r-explain": "R-Explain",
+                          "lime": "LIME", "shap": "SHAP"}
+"""Registry name -> the workflow's method label."""
+NAMES: dict[str, str] = {v: k for k, v in LEGACY.items()}
+
+WEIGHT_SCORE = ScoreSpec("weight", "the formula's Markov-logic weight (log-odds of a world where it holds).",
+                         True, "log-odds")
+
+
+class MLNSettings(Settings):
+    """Everything that decides a Markov-logic run: rules, weight learning, inference, explainers."""
+
+    target: str | None = None
+    """The query predicate to explain (an open unary predicate); None picks one."""
+    rules: str = ""
+    """Weighted clauses (Alchemy syntax); empty uses the sample's model or rules built from the data."""
+    learn: Literal["none", "pll", "linear+pll"] = "none"
+    inference: Literal["auto", "exact", "gibbs"] = "auto"
+    n_samples: int = Field(1000, ge=10, le=1_000_000)
+    burn_in: int = Field(200, ge=0, le=1_000_000)
+    n_chains: int = Field(4, ge=2, le=256)
+    explainers: tuple[str, ...] = ("mln:m-explain", "mln:i-explain", "mln:r-explain", "lime", "shap")
+    C: float = Field(0.2, gt=0.0, le=1.0)
+    S: float = Field(0.5, gt=0.0, le=1.0)
+    T: int = Field(10, ge=1, le=1000)
+    top_k: int = Field(10, ge=1, le=1000)
+    lime_samples: int = Field(1000, ge=10, le=1_000_000)
+    aggregation: Literal["cemc", "exact_footrule"] = "cemc"
+    seed: int = Field(0, ge=0)
+
+    def model_post_init(self, context: object) -> None:
+        unknown = [e for e in self.explainers if e not in LEGACY]
+        if unknown:
+            from xcore.errors import ConfigError
+
+            raise ConfigError(f"unknown explainer {unknown[0]!r}; use any of {', '.join(LEGACY)}", field="explainers")
+
+    def explain_settings(self) -> ExplainSettings:
+        """The workflow's explainer parameters for these settings."""
+        return ExplainSettings(methods=tuple(LEGACY[e] for e in self.explainers), C=self.C, S=self.S, T=self.T,
+                               top_k=self.top_k, n_samples=self.n_samples, burn_in=self.burn_in,
+                               n_chains=self.n_chains, lime_samples=self.lime_samples,
+                               aggregation=self.aggregation, seed=self.seed)
+
+    def estimator(self) -> "MLNEstimator":
+        return MLNEstimator(self)
+
+
+def text_setting(dataset: RelationalDataset, target: str | None) -> TextSetting | None:
+    """The data's query/word/link setting, or None when it has no open unary query predicate."""
+    try:
+        return detect_setting(dataset, target)
+    except XcoreError:
+        if target is not None:
+            raise
+        return None
+
+
+def applicable(dataset: RelationalDataset) -> str | None:
+    """Why Markov-logic explanation cannot run on `dataset`, or None when it can."""
+    if not any(len(dataset.targets(p.name)) for p in dataset.predicates):
+        return "no predicate has query (target) atoms to infer"
+    if not query_predicates(dataset):
+        return "I-Explain explains queries of an open unary predicate such as positive(review); there is none"
+    return None
+
+
+def default_settings(dataset: RelationalDataset) -> MLNSettings:
+    """The data's first query predicate, its sample model or generated rules, every explainer it supports."""
+    setting = text_setting(dataset, None)
+    names = tuple(NAMES[m] for m in available_methods(setting)) if setting is not None else ("mln:m-explain",)
+    return MLNSettings(target=None if setting is None else setting.target, explainers=names)
+
+
+def n_query_atoms(dataset: RelationalDataset) -> int:
+    return sum(len(dataset.targets(p.name)) for p in dataset.predicates)
+
+
+class MLNEstimator(Estimator):
+    """Learns weights (optional), grounds the rules on the data and infers every query's marginal."""
+
+    def __init__(self, settings: MLNSettings) -> None:
+        self.settings = settings
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "MLNEstimator":
+        s = self.settings
+        report = scaled(progress, 0.0, 1.0)
+        self.setting_: TextSetting | None = text_setting(data, s.target)
+        rules = s.rules.strip() or starting_rules(data, self.setting_).strip()
+        if not rules:
+            raise XcoreError(f"no rules to run on {data.name!r}: write weighted clauses such as "
+                             "`1.5 smokes(x) => cancer(x)`")
+        if s.learn != "none":
+            report(0.05, "learning weights by pseudo-likelihood")
+            target = self.setting_.target if self.setting_ is not None else "positive"
+            word = (self.setting_.word_predicate if self.setting_ is not None else None) or "has_word"
+            learned = learn_weights(rules, data, method=s.learn, target=target, word_predicate=word)
+            rules = "\n".join(r.text("mln") for r in learned) + "\n"
+        self.rules_text_ = rules
+        method = s.inference if s.inference != "auto" else \
+            ("exact" if n_query_atoms(data) <= EXACT_LIMIT else "gibbs")
+        report(0.3, f"grounding and {method} inference")
+        options = {} if method == "exact" else {"n_samples": s.n_samples, "burn_in": s.burn_in,
+                                                "n_chains": s.n_chains, "seed": s.seed}
+        self.model_: MLNModel = MLNModel(rules).ground(data).infer(method, **options)
+        report(1.0, "inferred")
+        return self
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
+        """Every query atom (of the target predicate when there is one): marginal, truth, se, rhat."""
+        self.check_fitted()
+        model = self.model_ if data is None else MLNModel(self.rules_text_).ground(data).infer(self.model_.method_)
+        m = model.marginals()
+        if self.setting_ is not None:
+            m = m[m["atom"].str.startswith(self.setting_.target + "(")].reset_index(drop=True)
+        return prediction_frame(m["atom"], m["marginal"], m["truth"], se=m["se"], rhat=m["rhat"])
+
+    def rules_summary(self) -> Explanation:
+        """The (learned) model as one explanation: each clause with its weight."""
+        self.check_fitted()
+        items = [ExplanationItem(kind="rule", text=r.text("mln"), natural=r.text("mln"),
+                                 score=float(r.weight if r.weight is not None and not r.is_hard else 0.0),
+                                 extras={"hard": bool(r.is_hard)})
+                 for r in self.model_.rules]
+        return Explanation(target="model", target_text="Markov logic network", method="mln", items=items,
+                           ordering="given", score_spec=WEIGHT_SCORE)
+
+
+class FormulaExplainer(Explainer):
+    """One of the workflow's explanation methods under its registry name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self.title = LEGACY[name]  # type: ignore[misc]
+        self.score_spec = SCORES[name]  # type: ignore[misc]
+
+    def supports(self, model: object) -> str | None:
+        if not isinstance(model, MLNEstimator):
+            return "explains Markov-logic models only"
+        if not model.is_fitted():
+            return "the model is not fitted"
+        if model.setting_ is None and self.name != "mln:m-explain":
+            return "needs an open unary query predicate (only M-Explain works on any atom)"
+        if model.setting_ is not None and LEGACY[self.name] not in available_methods(model.setting_):
+            return "needs word evidence (a binary predicate from the query's objects to words)"
+        return None
+
+    def explain(self, model: MLNEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        reason = self.supports(model)
+        if reason is not None:
+            raise XcoreError(f"{self.title}: {reason}")
+        if self.name == "mln:m-explain" and model.setting_ is None:
+            exps = model.model_.explain_all(top_k=model.settings.top_k)
+        else:
+            if data is None:
+                raise XcoreError(f"{self.title} needs the dataset the model was fitted on")
+            one = model.settings.explain_settings()
+            one = ExplainSettings(**{**one.__dict__, "methods": (LEGACY[self.name],)})
+            exps = run_explainers(model.model_, data, model.setting_, one, progress=progress) \
+                .explanations[LEGACY[self.name]]
+        if targets is not None:
+            exps = ExplanationSet([exps[t] for t in targets if t in exps], method=exps.method, meta=exps.meta)
+        return self.finish(exps)
+
+
+EXPLAINERS: dict[str, Explainer] = {name: FormulaExplainer(name) for name in LEGACY}
+
+
+def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | None = None) -> Run:
+    """Fit (learn, ground, infer), then explain every query with each chosen explainer that applies."""
+    t0 = time.perf_counter()
+    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.3))
+    t1 = time.perf_counter()
+    explanations: dict[str, ExplanationSet] = {}
+    workflow: ExplainerRun | None = None
+    timings = {"fit": t1 - t0}
+    if est.setting_ is not None:
+        wanted = [e for e in settings.explainers if EXPLAINERS[e].supports(est) is None]
+        one = settings.explain_settings()
+        one = ExplainSettings(**{**one.__dict__, "methods": tuple(LEGACY[e] for e in wanted)})
+        workflow = run_explainers(est.model_, dataset, est.setting_, one, progress=scaled(progress, 0.3, 1.0))
+        for label, exps in workflow.explanations.items():
+            explanations[NAMES[label]] = EXPLAINERS[NAMES[label]].finish(exps)
+        timings.update({f"explain.{NAMES[k]}": v for k, v in workflow.seconds.items()})
+    elif "mln:m-explain" in settings.explainers:
+        explanations["mln:m-explain"] = EXPLAINERS["mln:m-explain"].explain(est, dataset)
+        timings["explain.mln:m-explain"] = time.perf_counter() - t1
+    predictions = est.predict()
+    from sklearn.metrics import accuracy_score, brier_score_loss
+
+    metrics: dict[str, float] = {}
+    labelled = predictions.dropna(subset=["truth"])
+    if len(labelled) and set(labelled["truth"].unique()) <= {0.0, 1.0}:
+        truth = labelled["truth"].astype(int).to_numpy()
+        metrics["accuracy"] = float(accuracy_score(truth, (labelled["prediction"] >= 0.5).astype(int)))
+        metrics["brier"] = float(brier_score_loss(truth, labelled["prediction"].clip(0, 1)))
+    if est.model_.method_ == "gibbs":
+        d = est.model_.result_.diagnostics()
+        metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"])})
+    return Run(method="mln", settings=settings, fingerprint=dataset.fingerprint(), predictions=predictions,
+               explanations=explanations, summary=est.rules_summary(), metrics=metrics, timings=timings,
+               dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_})
+
+
+SPEC = MethodSpec(
+    key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(LEGACY),
+    run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
+    page="pages/iexplain.py", icon=":material/hub:",
+    paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
+          "Markov Logic (2021)")

@@ -1,0 +1,189 @@
+"""The probabilistic-logic classifier as a registered method: settings, estimator, the decisive-feature
+and Shapley explainers, and its `Run`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.plkb.workflow import PLKBRun, PLKBSettings, identifier_columns, run_plkb, table_of
+from xcore.runtime import Progress, scaled
+
+DECISIVE = "plkb:decisive"
+SHAPLEY = "plkb:shapley"
+
+DECISIVE_SCORE = ScoreSpec(
+    label="ω(POS) midpoint",
+    measures="the midpoint of the LP's probability interval for POS when only this set of the row's "
+             "features is known; the first item is the k-feature set that decides the prediction most "
+             "firmly (furthest from 0.5 on the predicted side).",
+    signed=False, unit="probability")
+
+SHAPLEY_SCORE = ScoreSpec(
+    label="Shapley value φ",
+    measures="the feature's average marginal change of the ω(POS) midpoint over coalitions of known "
+             "features (exact up to 12 features, else sampled permutations).",
+    signed=True, unit="probability")
+
+CLAUSE_SCORE = ScoreSpec(label="clause probability",
+                         measures="the probability the knowledge base gives the clause.", signed=False,
+                         unit="probability")
+
+
+def row_target(index: object) -> str:
+    """The canonical target text of a table row."""
+    return f"row {index}"
+
+
+def applicable(dataset: RelationalDataset) -> str | None:
+    """Why the classifier cannot run on `dataset`, or None when it can."""
+    if dataset.tabular is None or dataset.label is None:
+        return ("it classifies the rows of a table with a label column: load a tabular CSV (e.g. the "
+                "Mushroom sample) or generate a table on this page")
+    if dataset.tabular[dataset.label].dropna().astype(str).nunique() < 2:
+        return f"the label column {dataset.label!r} has fewer than two classes"
+    return None
+
+
+def default_settings(dataset: RelationalDataset) -> PLKBSettings:
+    """Tree KB on the dataset's label, identifier-like columns left out."""
+    table, label = table_of(dataset)
+    return PLKBSettings(label=label, drop=tuple(identifier_columns(table, label)))
+
+
+class PLKBEstimator(Estimator):
+    """Fits the KB classifier on a seeded split of the dataset's table and predicts the test rows."""
+
+    def __init__(self, settings: PLKBSettings) -> None:
+        self.settings = settings
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "PLKBEstimator":
+        table, _ = table_of(data)
+        self.run_: PLKBRun = run_plkb(table, self.settings, progress=progress)
+        self.classifier_ = self.run_.clf
+        return self
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
+        """The test rows (`data` None) or every row of `data`'s table, one frame shape."""
+        self.check_fitted()
+        if data is None:
+            p = self.run_.predictions
+        else:
+            table, label = table_of(data)
+            X = table.drop(columns=[label, *self.settings.drop], errors="ignore")
+            p = self.classifier_.predictions_frame(X, table[label].astype(str) if label in table else None)
+        truth = p["truth"] if "truth" in p.columns else None
+        extra = {c: p[c] for c in ("lo", "hi", "mid", "correct", "n_clauses") if c in p.columns}
+        return prediction_frame(p["row"].map(row_target), p["prediction"].astype(str),
+                                None if truth is None else truth.astype(str), **extra)
+
+    def row(self, target: str) -> pd.DataFrame:
+        """The test row named by a target text (``row 17``) as a one-row frame."""
+        self.check_fitted()
+        index = target[4:] if target.startswith("row ") else target
+        X = self.run_.X_test
+        hits = [i for i, ix in enumerate(X.index) if str(ix) == index]
+        if not hits:
+            raise XcoreError(f"{target!r} is not a test row of this run")
+        return X.iloc[[hits[0]]]
+
+    def kb_summary(self) -> Explanation:
+        """The knowledge base as one explanation: each clause with its probability."""
+        self.check_fitted()
+        kb = self.classifier_.kb_.to_frame()
+        items = [ExplanationItem(kind="feature_clause", text=str(r.clause), natural=str(r.clause), score=float(r.p),
+                                 extras={"support": int(r.support)})
+                 for r in kb.itertuples(index=False)]
+        return Explanation(target="model", target_text=f"{self.settings.kb} KB for {self.settings.label}",
+                           method="plkb", items=items, ordering="given", score_spec=CLAUSE_SCORE)
+
+
+def _targets_of(model: PLKBEstimator, targets: list[str] | None) -> list[str]:
+    if targets is not None:
+        return list(targets)
+    rows = model.run_.X_test.index[: model.settings.explain_rows]
+    return [row_target(i) for i in rows]
+
+
+class DecisiveExplainer(Explainer):
+    """The k features of a row whose sub-query decides its prediction most firmly (the paper's explanation)."""
+
+    name = DECISIVE
+    title = "Decisive features"
+    score_spec = DECISIVE_SCORE
+
+    def __init__(self, k: int | None = None) -> None:
+        self.k = k
+
+    def supports(self, model: object) -> str | None:
+        if not isinstance(model, PLKBEstimator):
+            return "explains the probabilistic-logic classifier only"
+        return None if model.is_fitted() else "the model is not fitted"
+
+    def explain(self, model: PLKBEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        k = self.k or model.settings.k
+        wanted = _targets_of(model, targets)
+        report = scaled(progress, 0.0, 1.0)
+        exps = []
+        for i, target in enumerate(wanted):  # one LP search per row: the unit of work is a row, not an atom
+            x = model.row(target)
+            exp = model.classifier_.explain(x, min(k, x.shape[1])).to_explanation()
+            exps.append(replace(exp, target=target, target_text=f"{target}: {exp.target_text}"))
+            report((i + 1) / max(len(wanted), 1), f"decisive features of {target}")
+        return self.finish(ExplanationSet(exps, method=self.name, meta={"k": k}))
+
+
+class ShapleyExplainer(Explainer):
+    """Each feature's Shapley value for the row's ω(POS) midpoint (the paper's comparison with SHAP)."""
+
+    name = SHAPLEY
+    title = "Shapley values"
+    score_spec = SHAPLEY_SCORE
+
+    def supports(self, model: object) -> str | None:
+        return DecisiveExplainer().supports(model)
+
+    def explain(self, model: PLKBEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        wanted = _targets_of(model, targets)
+        report = scaled(progress, 0.0, 1.0)
+        exps = []
+        for i, target in enumerate(wanted):
+            sh = model.classifier_.shapley(model.row(target))
+            exp = sh.to_explanation(target=target)
+            items = [replace(it, kind="feature") for it in exp.items]
+            exps.append(replace(exp, items=items))
+            report((i + 1) / max(len(wanted), 1), f"Shapley values of {target}")
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+EXPLAINERS: dict[str, Explainer] = {DECISIVE: DecisiveExplainer(), SHAPLEY: ShapleyExplainer()}
+
+
+def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress | None = None) -> Run:
+    """Train on the seeded split, predict the test rows, explain the first `explain_rows` of them."""
+    t0 = time.perf_counter()
+    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.6))
+    t1 = time.perf_counter()
+    exps = EXPLAINERS[DECISIVE].explain(est, progress=scaled(progress, 0.6, 1.0))
+    t2 = time.perf_counter()
+    return Run(method="plkb", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+               explanations={DECISIVE: exps}, summary=est.kb_summary(), metrics=est.run_.metrics(),
+               timings={"fit": t1 - t0, "explain": t2 - t1}, dataset=dataset.name, model=est,
+               extras={"plkb": est.run_})
+
+
+SPEC = MethodSpec(
+    key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY),
+    run=run, applicable=applicable, default_settings=default_settings, sample="titanic_like",
+    page="pages/plkb.py", icon=":material/table_chart:",
+    paper="Fan, Liu & Henderson, Explainable AI for Classification using Probabilistic Logic Inference")

@@ -1,0 +1,148 @@
+"""ESMS as a registered method: settings, estimator, the ground-rule explainer and its `Run`."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import XcoreError
+from xcore.explain.metrics import mep_at_k
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.psl.model import PSLModel
+from xcore.psl.workflow import DEMO_SETTINGS, ESMSRun, ESMSSettings, candidate_targets, run_esms
+from xcore.runtime import Progress
+
+GROUND_RULES = "esms:ground-rules"
+
+GROUND_RULE_SCORE = ScoreSpec(
+    label="|w·∂φ/∂y|",
+    measures="the force a ground rule exerts on the target at the MAP state: the rule's weight times the "
+             "gradient of its (squared) hinge with respect to the target's value.",
+    signed=False, unit="energy per unit of the target's value")
+
+RULE_WEIGHT_SCORE = ScoreSpec(
+    label="weight", measures="the rule's learned weight (PPLL); larger weights cost more when violated.",
+    signed=False, unit="")
+
+
+def esms_targets(dataset: RelationalDataset) -> list[str]:
+    """Predicates ESMS can learn: labelled target atoms and two arguments (the meta-templates' T(A, B))."""
+    return [p for p in candidate_targets(dataset) if dataset.predicate(p).arity == 2]
+
+
+def applicable(dataset: RelationalDataset) -> str | None:
+    """Why ESMS cannot run on `dataset`, or None when it can."""
+    if not candidate_targets(dataset):
+        return "no predicate has target atoms with truth labels to learn from"
+    if not esms_targets(dataset):
+        names = ", ".join(candidate_targets(dataset))
+        return (f"the meta-templates need a binary target T(A, B) with truth labels; the labelled "
+                f"targets here ({names}) have other arities")
+    return None
+
+
+def default_settings(dataset: RelationalDataset) -> ESMSSettings:
+    """Settings suited to `dataset`: the demo's on the LastFM sample, else its first binary target."""
+    targets = esms_targets(dataset)
+    if not targets:
+        return DEMO_SETTINGS
+    target = "rating" if "rating" in targets else targets[0]
+    block = "rated" if "rated" in dataset.schema.names and target == "rating" else None
+    return ESMSSettings(target=target, block=block, rules_per_model=10, iterations=20,
+                        gamma=DEMO_SETTINGS.gamma)
+
+
+class ESMSEstimator(Estimator):
+    """Learns an explainable PSL model by the ESMS search, then applies it to the held-out split."""
+
+    def __init__(self, settings: ESMSSettings) -> None:
+        self.settings = settings
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "ESMSEstimator":
+        self.run_: ESMSRun = run_esms(data, self.settings, progress=progress)
+        self.model_: PSLModel = self.run_.model
+        return self
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
+        """Predictions of the held-out split (`data` None) or of `data`'s targets, one frame shape."""
+        self.check_fitted()
+        model = self.model_ if data is None else self._applied(data)
+        frame = model.predict()
+        return prediction_frame(frame["atom"], frame["prediction"], frame["truth"], error=frame["error"])
+
+    def _applied(self, data: RelationalDataset) -> PSLModel:
+        model = PSLModel(list(self.model_.rules), alpha=self.settings.alpha, block=self.settings.block)
+        model.ground(data)
+        model.infer()
+        return model
+
+    def rules_summary(self) -> Explanation:
+        """The learned model as one explanation: each lifted rule with its weight."""
+        self.check_fitted()
+        frame = self.model_.rules_frame()
+        items = [ExplanationItem(kind="rule", text=str(r.rule), natural=str(r.rule), score=float(r.weight),
+                                 explainable=bool(r.explainable),
+                                 extras={"template": str(r.template), "squared": bool(r.squared), "hard": bool(r.hard)})
+                 for r in frame.itertuples(index=False)]
+        return Explanation(target="model", target_text=f"ESMS model for {self.settings.target}", method="esms",
+                           items=items, score_spec=RULE_WEIGHT_SCORE)
+
+
+class GroundRuleExplainer(Explainer):
+    """Each prediction explained by its ground rules, ranked by the force they exert on it."""
+
+    name = GROUND_RULES
+    title = "Ground rules"
+    score_spec = GROUND_RULE_SCORE
+
+    def supports(self, model: object) -> str | None:
+        if not isinstance(model, ESMSEstimator):
+            return "explains ESMS models only"
+        return None if model.is_fitted() else "the model is not fitted"
+
+    def explain(self, model: ESMSEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        psl = model.model_ if data is None else model._applied(data)
+        exps = psl.explain_all()
+        if targets is not None:
+            missing = [t for t in targets if t not in exps]
+            if missing:
+                raise XcoreError(f"no target atom {missing[0]!r} in the explained data")
+            exps = ExplanationSet([exps[t] for t in targets], method=exps.method, meta=exps.meta)
+        return self.finish(exps)
+
+
+EXPLAINERS: dict[str, Explainer] = {GROUND_RULES: GroundRuleExplainer()}
+
+
+def run(dataset: RelationalDataset, settings: ESMSSettings, progress: Progress | None = None) -> Run:
+    """Search, apply to the held-out split, explain every held-out prediction."""
+    t0 = time.perf_counter()
+    est = settings.estimator().fit(dataset, progress=progress)
+    t1 = time.perf_counter()
+    exps = EXPLAINERS[GROUND_RULES].finish(est.run_.explanations)
+    est.run_.explanations = exps
+    t2 = time.perf_counter()
+    metrics = {k: float(v) for k, v in est.run_.metrics.items()}
+    metrics.update({f"mep@{k}": float(mep_at_k(exps, k)) for k in (1, 2, 3)})
+    history = est.run_.history
+    timings = {"fit": t1 - t0, "explain": t2 - t1}
+    for stage in ("ground", "ppll", "map", "score"):
+        col = f"{stage}_seconds"
+        if col in history.columns:
+            timings[f"search.{stage}"] = float(np.nansum(history[col]))
+    return Run(method="esms", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+               explanations={GROUND_RULES: exps}, summary=est.rules_summary(), metrics=metrics,
+               timings=timings, dataset=dataset.name, model=est, extras={"esms": est.run_})
+
+
+SPEC = MethodSpec(
+    key="esms", title="ESMS — explainable PSL", settings_type=ESMSSettings, explainers=(GROUND_RULES,),
+    run=run, applicable=applicable, default_settings=default_settings, sample="lastfm_demo",
+    page="pages/esms.py", icon=":material/account_tree:",
+    paper="Embar, Srinivasan & Getoor, Learning Explainable Templated Graphical Models (UAI 2022)")
