@@ -1,7 +1,7 @@
-"""Streamlit entry point: navigation, dataset choice and the shared session state.
+"""Streamlit entry point: the navigation, built from the method registry (`xcore.methods.REGISTRY`).
 
-Run with `streamlit run app.py`. Each method page lives in `pages/`; a page appears in the
-navigation only when its file exists (only implemented methods are listed).
+Run with `streamlit run app.py`. The Data page comes first; every registered method whose page file
+exists follows, in registry order, under the title and icon its `MethodSpec` gives.
 """
 
 from __future__ import annotations
@@ -10,30 +10,31 @@ from pathlib import Path
 
 import streamlit as st
 
+from xcore.methods import REGISTRY
+
 ROOT = Path(__file__).resolve().parent
 
-# (file, title, icon) of every method page, in the order they appear in the navigation.
-METHOD_PAGES: list[tuple[str, str, str]] = [
-    ("pages/esms.py", "ESMS — explainable PSL", ":material/account_tree:"),
-    ("pages/iexplain.py", "I-Explain — Markov logic", ":material/hub:"),
-    ("pages/drm.py", "DRM — relational features", ":material/neurology:"),
-    ("pages/nlil.py", "m-NLIL — rules per label", ":material/rule:"),
-    ("pages/plkb.py", "Probabilistic-logic classifier", ":material/table_chart:"),
-]
+
+def method_pages() -> list[st.Page]:
+    """One page per registered method (in registry order) whose page file exists."""
+    pages = []
+    for key in REGISTRY:
+        spec = REGISTRY[key]
+        path = ROOT / spec.page
+        if spec.page and path.exists():
+            pages.append(st.Page(str(path), title=spec.title, icon=spec.icon, url_path=key))
+    return pages
 
 
 def build_navigation() -> st.navigation:
-    """The navigation: the data home page plus every method page that is implemented."""
-    home = st.Page(str(ROOT / "pages" / "home.py"), title="Data", icon=":material/database:",
-                   default=True)
-    methods = [st.Page(str(ROOT / f), title=t, icon=i) for f, t, i in METHOD_PAGES
-               if (ROOT / f).exists()]
+    """The navigation: the data home page plus every registered method's page."""
+    home = st.Page(str(ROOT / "pages" / "home.py"), title="Data", icon=":material/database:", default=True)
     sections: dict[str, list] = {"Data": [home]}
+    methods = method_pages()
     if methods:
         sections["Methods"] = methods
     return st.navigation(sections)
 
 
-st.set_page_config(page_title="xcore — relational explanation inspector", page_icon="🔎",
-                   layout="wide")
+st.set_page_config(page_title="xcore — relational explanation inspector", page_icon="🔎", layout="wide")
 build_navigation().run()

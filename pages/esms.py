@@ -2,145 +2,114 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from pages.common import guarded, require_dataset, set_dataset
+from pages.common import get_dataset, guarded, set_dataset
+from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+                              progress_bar, remember_run, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
-from xcore.data.samples import load_sample
-from xcore.psl.model import dataset_fingerprint
+from xcore.data.samples import load_sample, sample_info
+from xcore.methods import Run, run_key
+from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer
 from xcore.psl.stability import relational_stability
-from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, apply_rules, as_float_grid,
-                                candidate_targets, run_esms, sweep)
-from xcore.viz import explanation_graph_figure, ranked_bar_figure, tradeoff_figure
+from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, as_float_grid, sweep
+from xcore.viz import tradeoff_figure
 
-RUN_KEY = "esms_run"
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def cached_run(fingerprint: str, settings: ESMSSettings, _ds: RelationalDataset, _progress=None) -> ESMSRun:
-    """One search per (data, settings): revisiting a setting is instant."""
-    return run_esms(_ds, settings, progress=_progress)
+METHOD = "esms"
+DEMO_FLAG = "esms_demo_pending"
+WIDGETS = {"esms_target": "target", "esms_gamma": "gamma", "esms_alpha": "alpha", "esms_lm": "rules_per_model",
+           "esms_n": "iterations", "esms_seed": "seed", "esms_metric": "metric", "esms_counterparts": "counterparts"}
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def cached_sweep(fingerprint: str, settings: ESMSSettings, grid: tuple[float, ...],
-                 _ds: RelationalDataset, _progress=None) -> pd.DataFrame:
-    return sweep(_ds, settings, grid, progress=_progress)
+def apply_demo() -> None:
+    """The demo: the LastFM sample and the demo settings written into the widgets, run on the next pass."""
+    demo = guarded(load_sample, SPEC.sample)
+    if demo is None:
+        return
+    set_dataset(demo, f"sample: {sample_info(SPEC.sample).title}")
+    for widget, name in WIDGETS.items():
+        st.session_state[widget] = getattr(DEMO_SETTINGS, name)
+    st.session_state["esms_block"] = DEMO_SETTINGS.block or "(none)"
+    st.session_state["esms_explainable"] = [p.name for p in demo.predicates if p.explainable]
+    st.session_state[DEMO_FLAG] = True
+    st.rerun()
 
 
 def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
-    targets = candidate_targets(ds)
-    if not targets:
-        st.warning("This dataset has no predicate with labelled target atoms. Load the LastFM "
-                   "sample (or press **Demo**) to try ESMS.")
-        return None
+    targets = esms_targets(ds)
+    names = [p.name for p in ds.predicates]
+    if st.session_state.get("esms_target") not in targets:
+        st.session_state.pop("esms_target", None)  # a choice made on another dataset
+    if any(x not in names for x in st.session_state.get("esms_explainable", [])):
+        st.session_state.pop("esms_explainable", None)
     c1, c2, c3 = st.columns(3)
     target = c1.selectbox("Target predicate", targets, key="esms_target")
-    closed = [p.name for p in ds.predicates if p.name != target]
-    block_default = closed.index("rated") + 1 if "rated" in closed else 0
-    block = c2.selectbox("Block predicate (optional)", ["(none)", *closed], index=block_default,
-                         key="esms_block", help="Conjoined to every rule so only relevant pairs ground.")
+    closed = [p for p in names if p != target]
+    if st.session_state.get("esms_block") not in ["(none)", *closed]:
+        st.session_state.pop("esms_block", None)
+    st.session_state.setdefault("esms_block", "rated" if "rated" in closed else "(none)")
+    block = c2.selectbox("Block predicate (optional)", ["(none)", *closed], key="esms_block", help="Conjoined to every rule so only relevant pairs ground.")
     metric = c3.selectbox("Validation metric", ["mse", "mae", "rmse", "aupr", "auroc"], key="esms_metric")
-    explainable = st.multiselect("Explainable predicates", [p.name for p in ds.predicates],
-                                 default=[p.name for p in ds.predicates if p.explainable],
-                                 key="esms_explainable")
+    st.session_state.setdefault("esms_explainable", [p.name for p in ds.predicates if p.explainable])
+    explainable = st.multiselect("Explainable predicates", names, key="esms_explainable")
     counterparts = st.checkbox("Add counterpart templates (¬evidence → ¬target, as HyPER does)",
                                key="esms_counterparts",
                                help="The paper's templates only push the target up; counterparts also "
                                     "pull it down when the evidence is low.")
     c1, c2, c3, c4, c5 = st.columns(5)
-    gamma = c1.slider("Explainability bias γ", 0.0, 1.0, 0.0, 0.05, key="esms_gamma")
-    alpha = c2.slider("α (explainable share)", 0.0, 1.0, 0.25, 0.05, key="esms_alpha")
-    lm = c3.number_input("Rules per model L_M", 1, 50, 15, key="esms_lm")
-    n_iter = c4.number_input("Iterations N", 1, 500, 100, key="esms_n")
-    seed = c5.number_input("Seed", 0, 10_000, 0, key="esms_seed")
-    return ESMSSettings(target=target, block=None if block == "(none)" else block,
-                        explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
-                        rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                        counterparts=bool(counterparts))
+    for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
+                          ("esms_seed", 0)):
+        st.session_state.setdefault(widget, value)
+    gamma = c1.slider("Explainability bias γ", 0.0, 1.0, step=0.05, key="esms_gamma")
+    alpha = c2.slider("α (explainable share)", 0.0, 1.0, step=0.05, key="esms_alpha")
+    lm = c3.number_input("Rules per model L_M", 1, 50, key="esms_lm")
+    n_iter = c4.number_input("Iterations N", 1, 500, key="esms_n")
+    seed = c5.number_input("Seed", 0, 10_000, key="esms_seed")
+    return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
+                   explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
+                   rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
+                   counterparts=bool(counterparts))
 
 
-def execute(ds: RelationalDataset, settings: ESMSSettings) -> None:
-    with st.status("Searching for the best explainable model…", expanded=True) as status:
-        bar = st.progress(0.0)
-        run = guarded(cached_run, dataset_fingerprint(ds), settings, ds,
-                      lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m))
-        if run is None:
-            status.update(label="Search failed", state="error")
-            return
-        st.session_state[RUN_KEY] = run
-        status.update(label=f"Done: {len(run.model.rules)} rules, test MSE {run.metrics['mse']:.4f}",
-                      state="complete", expanded=False)
-
-
-def show_model(run: ESMSRun) -> None:
-    st.dataframe(run.model.rules_frame(), hide_index=True, width="stretch")
+def show_model(ds: RelationalDataset, run: Run) -> None:
+    esms = run.extras["esms"]
+    if "edited_from" in run.extras:
+        st.info("Showing hand-edited rules. Press **Run search** again to return to the searched model.")
+    st.dataframe(esms.model.rules_frame(), hide_index=True, width="stretch")
     text = st.text_area("Edit the rules (PSL syntax; weight 0 = learn it by PPLL), then re-infer",
-                        run.model.to_text(), height=220, key="esms_rules_text")
+                        esms.model.to_text(), height=220, key="esms_rules_text")
     if st.button("Re-infer with these rules", key="esms_reinfer"):
-        new = guarded(apply_rules, run, text)
+        new = guarded(reinfer, run, text)
         if new is not None:
-            st.session_state[RUN_KEY] = new
+            remember_run(new, run_key(METHOD, ds, run.settings))
             st.rerun()
 
 
-def show_predictions(run: ESMSRun) -> str | None:
-    m = run.metrics
-    mep = run.mep()
-    cols = st.columns(5)
-    cols[0].metric("Test MSE", f"{m['mse']:.4f}")
-    cols[1].metric("Test MAE", f"{m['mae']:.4f}")
-    for k in (1, 2, 3):
-        cols[1 + k].metric(f"MEP@{k}", f"{mep[k]:.2f}")
-    query = st.text_input("Filter atoms", "", key="esms_filter", placeholder="e.g. u01")
-    frame = run.predictions[["atom", "prediction", "truth", "error"]]
-    if query:
-        frame = frame[frame["atom"].str.contains(query, regex=False)]
-    frame = frame.assign(abs_error=frame["error"].abs())
-    event = st.dataframe(frame, hide_index=True, width="stretch", on_select="rerun",
-                         selection_mode="single-row", key="esms_pred_table", height=320)
-    rows = event.selection.rows if event is not None else []
-    return frame["atom"].iloc[rows[0]] if rows else (frame["atom"].iloc[0] if len(frame) else None)
-
-
-def show_explanation(run: ESMSRun, atom: str) -> None:
-    exp = run.explanations[atom]
-    st.markdown(f"**{atom}** — predicted {exp.prediction:.3f}"
-                + (f", true {exp.truth:.3f}" if exp.truth is not None else ""))
-    if not exp.items:
-        st.info("No ground rule exerts force on this prediction (all are satisfied).")
-        return
-    left, right = st.columns(2)
-    left.plotly_chart(ranked_bar_figure(exp, k=10), width="stretch")
-    right.plotly_chart(explanation_graph_figure(exp, k=12), width="stretch")
-    table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]]
-    st.dataframe(table, hide_index=True, width="stretch")
-
-
-def show_search(run: ESMSRun) -> None:
-    h = run.history
-    long = h[["iteration", "score", "best_score"]].melt(
-        id_vars="iteration", var_name="series", value_name="validation")
+def show_search(run: Run) -> None:
+    h = run.extras["esms"].history
+    long = h[["iteration", "score", "best_score"]].melt(id_vars="iteration", var_name="series", value_name="validation")
     st.plotly_chart(tradeoff_figure(long, x="iteration", y="validation", y_title=run.settings.metric,
                                     title="Validation score per iteration"), width="stretch")
-    shares = h[["ground_seconds", "ppll_seconds", "map_seconds", "score_seconds"]].sum()
-    st.caption("Time spent: " + ", ".join(f"{k.replace('_seconds', '')} {v:.2f} s" for k, v in shares.items()))
+    st.caption("Time spent: " + ", ".join(f"{k.split('.')[-1]} {v:.2f} s" for k, v in run.timings.items()
+                                           if k.startswith("search.")))
     st.dataframe(h[["iteration", "score", "n_rules", "n_explainable", "mep1", "rules"]], hide_index=True,
                  width="stretch", height=260)
 
 
-def show_sweep(ds: RelationalDataset, run: ESMSRun) -> None:
+def show_sweep(ds: RelationalDataset, run: Run) -> None:
     grid_text = st.text_input("γ grid", "0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1", key="esms_grid")
+    frame = None
     if st.button("Run γ sweep", key="esms_sweep"):
         grid = guarded(as_float_grid, grid_text)
         if grid is not None:
-            bar = st.progress(0.0)
-            frame = guarded(cached_sweep, dataset_fingerprint(ds), run.settings, tuple(grid), ds,
-                            lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m))
+            report = progress_bar("γ sweep")
+            frame = derived(run, "sweep", tuple(grid), lambda: sweep(ds, run.settings, grid, progress=report),
+                            "The γ sweep")
             if frame is not None:
-                st.session_state["esms_sweep_frame"] = frame
-    frame = st.session_state.get("esms_sweep_frame")
+                st.session_state["esms_sweep_of"] = (run_key(METHOD, ds, run.settings), tuple(grid))
+    of = st.session_state.get("esms_sweep_of")
+    if frame is None and of is not None and of[0] == run_key(METHOD, ds, run.settings):
+        frame = run.extras.get("derived", {}).get(("sweep", of[1]))
     if frame is None:
         st.caption("Runs the search once per γ (PPLL weights are shared, so later γ are faster).")
         return
@@ -152,10 +121,10 @@ def show_sweep(ds: RelationalDataset, run: ESMSRun) -> None:
     st.dataframe(frame.drop(columns=["model_text"], errors="ignore"), hide_index=True, width="stretch")
 
 
-def show_stability(run: ESMSRun) -> None:
+def show_stability(run: Run) -> None:
     eps = st.number_input("ε (perturbation of one observed atom)", 0.001, 0.5, 0.05, key="esms_eps")
     if st.button("Check stability", key="esms_stab"):
-        rep = guarded(relational_stability, run.model, None, float(eps))
+        rep = guarded(relational_stability, run.extras["esms"].model, None, float(eps))
         if rep is not None:
             c = st.columns(3)
             c[0].metric("Largest score change", f"{rep.max_change:.4f}")
@@ -170,27 +139,23 @@ st.title("ESMS — explainable PSL models")
 st.caption("Embar, Srinivasan & Getoor, *Learning Explainable Templated Graphical Models* (UAI 2022): "
            "rules from meta-templates, PPLL weights, an explainability bias γ; each prediction is "
            "explained by its ground rules ranked by |w·∂φ/∂y|.")
-ds = require_dataset()
+if st.button("Demo (LastFM sample, small search)", key="esms_demo"):
+    apply_demo()
+ds = applicability_gate(METHOD, get_dataset())
 settings = settings_form(ds)
-b1, b2 = st.columns([1, 5])
-if b1.button("Run search", type="primary", disabled=settings is None, key="esms_run_btn"):
-    execute(ds, settings)
-if b2.button("Demo (LastFM sample, small search)", key="esms_demo"):
-    demo = guarded(load_sample, "lastfm_demo")
-    if demo is not None:
-        set_dataset(demo, "sample: Last.fm-shaped recommendation (synthetic)")
-        execute(demo, DEMO_SETTINGS)
-        ds = demo
+run = run_button(METHOD, ds, settings, label="Run search", key="esms_run_btn",
+                 force=bool(st.session_state.pop(DEMO_FLAG, False)))
+stale_notice(METHOD, ds, settings, run)
 
-run: ESMSRun | None = st.session_state.get(RUN_KEY)
 if run is not None:
     tabs = st.tabs(["Predictions & explanations", "Model", "Search", "γ sweep", "Stability", "Downloads"])
     with tabs[0]:
-        atom = show_predictions(run)
-        if atom is not None:
-            show_explanation(run, atom)
+        metrics_row(run.metrics, ["mse", "mae", "mep@1", "mep@2", "mep@3"])
+        target = predictions_browser(run.predictions, key="esms_pred")
+        if target is not None:
+            explanation_panel(run.explanation(GROUND_RULES, target), key="esms_exp")
     with tabs[1]:
-        show_model(run)
+        show_model(ds, run)
     with tabs[2]:
         show_search(run)
     with tabs[3]:
@@ -198,7 +163,6 @@ if run is not None:
     with tabs[4]:
         show_stability(run)
     with tabs[5]:
-        st.download_button("Model (PSL rules)", run.model.to_text(), "esms_model.psl", key="dl_model")
-        st.download_button("Predictions (CSV)", run.predictions_csv(), "esms_predictions.csv", key="dl_pred")
-        st.download_button("Explanations (JSON)", run.explanations.to_json(), "esms_explanations.json",
-                           key="dl_exp")
+        run_downloads(run, key="esms_dl")
+        st.download_button("Model (PSL rules)", run.extras["esms"].model.to_text(), "esms_model.psl",
+                           key="esms_dl_model")

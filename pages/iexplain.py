@@ -4,105 +4,76 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from pages.common import guarded, require_dataset
+from pages.common import get_dataset, guarded
+from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+                              progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
-from xcore.errors import XcoreError
-from xcore.mln.learning import learn_weights
-from xcore.mln.model import MLNModel
+from xcore.methods import Run
+from xcore.mln.method import EXACT_LIMIT, LEGACY, MLNSettings, n_query_atoms, text_setting
 from xcore.mln.reviews import ReviewAnnotation, annotation_from_json
-from xcore.mln.workflow import (
-    ExplainerRun,
-    ExplainSettings,
-    TextSetting,
-    available_methods,
-    detect_setting,
-    evaluation_table,
-    find_annotation,
-    normalised,
-    query_frame,
-    query_object,
-    query_predicates,
-    run_explainers,
-    split_by_kind,
-    starting_rules,
-    sweep_coalitions,
-    sweep_curves,
-)
-from xcore.psl.model import dataset_fingerprint
+from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
+                                query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
+                                sweep_curves)
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
 
-MODEL_KEY = "mln_model"
-RUN_KEY = "mln_run_result"
-SWEEP_KEY = "mln_sweep"
-EXACT_LIMIT = 20
+METHOD = "mln"
+PART_TITLES = {"word": "Top word formulas", "relational": "Top relational formulas", "other": "Other formulas"}
 
 
-# ---------------------------------------------------------------------- cached work
-@st.cache_resource(show_spinner=False, max_entries=8)
-def cached_model(fingerprint: str, rules: str, method: str, options: tuple, _ds) -> MLNModel:
-    """Ground and infer once per (data, rules, method, options)."""
-    return MLNModel(rules).ground(_ds).infer(method, **dict(options))
+# ---------------------------------------------------------------------- settings
+def rules_editor(ds: RelationalDataset, setting: TextSetting | None) -> str:
+    """The rules text, reset to the data's starting rules whenever the data changes."""
+    if "mln_rules_next" in st.session_state:  # learned weights replace the editor's text before it is drawn
+        st.session_state["mln_rules"] = st.session_state.pop("mln_rules_next")
+    if st.session_state.get("mln_rules_for") != ds.fingerprint():
+        st.session_state["mln_rules"] = guarded(starting_rules, ds, setting) or ""
+        st.session_state["mln_rules_for"] = ds.fingerprint()
+    return st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
+                        height=180, key="mln_rules")
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def cached_weights(fingerprint: str, rules: str, method: str, target: str, word_predicate: str,
-                   _ds) -> str:
-    """Learned rule text once per (data, rules, learning method)."""
-    learned = learn_weights(rules, _ds, method=method, target=target, word_predicate=word_predicate)
-    return "\n".join(r.text("mln") for r in learned) + "\n"
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def cached_explainers(fingerprint: str, rules: str, method: str, options: tuple, settings: ExplainSettings,
-                      setting: TextSetting, _model: MLNModel, _ds, _progress=None) -> ExplainerRun:
-    """Every method's explanations once per (data, model, explainer settings)."""
-    return run_explainers(_model, _ds, setting, settings, progress=_progress)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def cached_sweep(fingerprint: str, rules: str, method: str, options: tuple, settings: ExplainSettings,
-                 setting: TextSetting, Cs: tuple, Ss: tuple, _annotation, _model, _ds, _progress=None) -> pd.DataFrame:
-    return sweep_coalitions(_model, _ds, setting, _annotation, Cs, Ss, settings, progress=_progress)
-
-
-def bar(fraction: float, message: str, widget) -> None:
-    widget.progress(min(max(fraction, 0.0), 1.0), text=message)
-
-
-# ---------------------------------------------------------------------- model tab
-def inference_options(method: str) -> tuple:
-    if method == "exact":
-        return ()
-    c = st.columns(4)
-    samples = c[0].number_input("Samples per chain", 100, 20_000, 1000, step=100, key="mln_samples")
-    burn = c[1].number_input("Burn-in sweeps", 0, 5_000, 200, step=50, key="mln_burn")
-    chains = c[2].number_input("Chains", 2, 64, 4, key="mln_chains")
-    seed = c[3].number_input("Seed", 0, 10_000, 0, key="mln_seed")
-    return (("n_samples", int(samples)), ("burn_in", int(burn)), ("n_chains", int(chains)), ("seed", int(seed)))
-
-
-def learn_section(ds: RelationalDataset, setting: TextSetting | None) -> None:
-    """Learn the weights of the rules in the editor (the paper's recipe or plain PLL)."""
+def settings_form(ds: RelationalDataset, target: str | None, setting: TextSetting | None, rules: str) -> MLNSettings | None:
+    c = st.columns([2, 2, 3])
+    learn = c[0].radio("Weight learning", ["none", "linear+pll", "pll"], horizontal=True, key="mln_learn_method",
+                       help="none: weights as written. linear+pll: word formulas from a logistic regression on the "
+                            "words (the paper uses an SVM), relational formulas by pseudo-likelihood. pll: every "
+                            "weight by pseudo-likelihood.")
+    n = n_query_atoms(ds)
+    inference = c[1].radio("Inference", ["exact", "gibbs"], index=0 if n <= EXACT_LIMIT else 1, horizontal=True,
+                           key="mln_method", help=f"Exact enumeration handles up to {EXACT_LIMIT} query atoms.")
+    available = [name for name, label in LEGACY.items() if setting is not None and label in available_methods(setting)]
     if setting is None:
-        return
-    c = st.columns([2, 1])
-    how = c[0].radio("Weight learning", ["linear+pll", "pll"], horizontal=True, key="mln_learn_method",
-                     help="linear+pll: word formulas from a logistic regression on the words (the paper uses an "
-                          "SVM), relational formulas by pseudo-likelihood. pll: every weight by pseudo-likelihood.")
-    if c[1].button("Learn weights", key="mln_learn"):
-        with st.spinner("Learning weights by pseudo-likelihood…"):
-            text = guarded(cached_weights, dataset_fingerprint(ds), st.session_state["mln_rules"], how,
-                           setting.target, setting.word_predicate or "has_word", ds)
-        if text is not None:
-            st.session_state["mln_rules_next"] = text
-            st.rerun()
+        available = ["mln:m-explain"]
+    if any(x not in available for x in st.session_state.get("mln_methods", [])):
+        st.session_state.pop("mln_methods", None)
+    explainers = c[2].multiselect("Explainers", available, available, format_func=LEGACY.get, key="mln_methods",
+                                  help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
+    g = st.columns(4)
+    samples = g[0].number_input("Samples per chain", 100, 20_000, 1000, step=100, key="mln_samples",
+                                disabled=inference == "exact")
+    burn = g[1].number_input("Burn-in sweeps", 0, 5_000, 200, step=50, key="mln_burn", disabled=inference == "exact")
+    chains = g[2].number_input("Chains", 2, 64, 4, key="mln_chains", disabled=inference == "exact")
+    seed = g[3].number_input("Seed", 0, 10_000, 0, key="mln_seed")
+    x = st.columns(5)
+    C = x[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
+    S = x[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
+    T = x[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
+    k = x[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
+    agg = x[4].selectbox("Rank aggregation", ["cemc", "exact_footrule"], key="mln_agg",
+                         help="How the coalitions' ranked lists are merged: Cross-Entropy Monte Carlo (the paper), "
+                              "or the same weighted-footrule objective solved exactly (much faster).")
+    return guarded(MLNSettings, target=target, rules=rules, learn=learn, inference=inference, n_samples=int(samples),
+                   burn_in=int(burn), n_chains=int(chains), explainers=tuple(explainers), C=float(C), S=float(S),
+                   T=int(T), top_k=int(k), aggregation=agg, seed=int(seed))
 
 
-def inference_diagnostics(model: MLNModel) -> None:
+# ---------------------------------------------------------------------- explanations tab
+def inference_diagnostics(run: Run) -> None:
+    model = run.model.model_
     if model.method_ != "gibbs":
+        st.caption("Exact enumeration: marginals are exact (no Monte Carlo error).")
         return
     d = model.result_.diagnostics()
     c = st.columns(4)
@@ -114,63 +85,22 @@ def inference_diagnostics(model: MLNModel) -> None:
         st.warning("Some chains disagree (R-hat > 1.1): draw more samples or a longer burn-in.")
 
 
-def m_explain_browser(model: MLNModel) -> None:
-    """Every query atom with its marginal; the selected one explained by M-Explain."""
-    frame = model.marginals()
-    event = st.dataframe(frame.round(4), hide_index=True, width="stretch", on_select="rerun",
-                         selection_mode="single-row", key="mln_table", height=280)
-    rows = event.selection.rows if event is not None else []
-    atom = frame["atom"].iloc[rows[0] if rows else 0]
-    exp = guarded(model.explain, atom)
-    if exp is None:
+def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
+    """One explainer's explanation of `target`: word, relational and other formulas, and the support graph."""
+    exps = run.explanations[name]
+    if target not in exps:
+        st.info(f"{LEGACY[name]} has no explanation of {target}.")
         return
-    st.markdown(f"**{atom}** — P = {exp.prediction:.3f}. Importance I(f, Q) = E_Q[n_f] − E[n_f] "
-                "= ∂ log P(Q | E) / ∂ w_f: how much each ground formula raises the query's probability.")
-    if exp.items:
-        left, right = st.columns(2)
-        left.plotly_chart(ranked_bar_figure(exp, k=10), width="stretch")
-        right.plotly_chart(explanation_graph_figure(exp, k=12), width="stretch")
-        st.dataframe(exp.to_frame()[["rank", "natural", "text", "score", "explainable"]], hide_index=True,
-                     width="stretch")
-    st.download_button("Marginals (CSV)", frame.to_csv(index=False), "mln_marginals.csv", key="mln_dl_m")
-    st.download_button("Explanations (JSON)", model.explain_all().to_json(), "mln_explanations.json",
-                       key="mln_dl_e")
-
-
-# ---------------------------------------------------------------------- explanations tab
-def explainer_settings(setting: TextSetting) -> ExplainSettings:
-    available = available_methods(setting)
-    methods = st.multiselect("Methods", available, available, key="mln_methods",
-                             help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
-    c = st.columns(6)
-    C = c[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
-    S = c[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
-    T = c[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
-    k = c[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
-    seed = c[4].number_input("Explainer seed", 0, 10_000, 0, key="mln_xseed")
-    agg = c[5].selectbox("Rank aggregation", ["cemc", "exact_footrule"], key="mln_agg",
-                         help="How the coalitions' ranked lists are merged: Cross-Entropy Monte Carlo (the paper), "
-                              "or the same weighted-footrule objective solved exactly (much faster).")
-    return ExplainSettings(methods=tuple(methods), C=float(C), S=float(S), T=int(T), top_k=int(k), seed=int(seed),
-                           aggregation=agg)
-
-
-def method_panel(run: ExplainerRun, method: str, atom: str, k: int, key: str) -> None:
-    """One method's explanation of `atom`: top word and relational formulas, and the support graph."""
-    exp = guarded(run.explanation, method, atom)
-    if exp is None:
-        return
-    st.markdown(f"**{method}** — prediction {exp.prediction:.3f}" if exp.prediction is not None else f"**{method}**")
-    parts = split_by_kind(exp, k)
-    if method in ("LIME", "SHAP"):
-        st.caption("Score: the word's contribution to the classifier's log-odds of the class (positive = for).")
-    else:
-        st.caption("Score: importance I(f, Q) = ∂ log P(Q) / ∂ w_f. Positive: the formula is more often true "
-                   "when Q is true; whether it pushes Q up or down is the sign of its weight (hover a bar).")
+    exp = exps[target]
+    pred = "" if exp.prediction is None else f" — prediction {exp.prediction:.3f}"
+    st.markdown(f"**{LEGACY[name]}**{pred}")
+    if exp.score_spec is not None:
+        st.caption(exp.score_spec.caption())
     if not exp.items:
-        st.info(f"{method} has no formula for this query (it appeared in no coalition).")
+        st.info(f"{LEGACY[name]} has no formula for this query (it appeared in no coalition).")
         return
-    for kind, title in (("word", "Top word formulas"), ("relational", "Top relational formulas")):
+    parts = split_by_kind(exp, k, run.extras.get("setting"))
+    for kind, title in PART_TITLES.items():
         if parts[kind].items:
             st.plotly_chart(ranked_bar_figure(parts[kind], k=k, label_width=50, title=title), width="stretch",
                             key=f"{key}_{kind}")
@@ -180,54 +110,50 @@ def method_panel(run: ExplainerRun, method: str, atom: str, k: int, key: str) ->
                         width="stretch", key=f"{key}_graph")
 
 
-def explanations_tab(ds: RelationalDataset, model: MLNModel, setting: TextSetting, model_key: tuple,
-                     annotation: ReviewAnnotation | None) -> None:
-    settings = explainer_settings(setting)
-    if st.button("Explain every query", type="primary", key="mln_explain"):
-        with st.status("Explaining every query…", expanded=True) as status:
-            widget = st.progress(0.0)
-            run = guarded(cached_explainers, *model_key, settings, setting, model, ds,
-                          lambda f, m: bar(f, m, widget))
-            status.update(label="Explanations ready" if run is not None else "Explaining failed",
-                          state="complete" if run is not None else "error", expanded=False)
-        if run is not None:
-            st.session_state[RUN_KEY] = run
-    run: ExplainerRun | None = st.session_state.get(RUN_KEY)
-    if run is None or run.model is not model:
-        st.info("Choose the methods and coalition sizes, then press **Explain every query**.")
+def explanations_tab(run: Run) -> None:
+    inference_diagnostics(run)
+    target = predictions_browser(run.predictions, key="mln_pred", height=240)
+    if target is None:
         return
-    st.caption("Time per method: " + ", ".join(f"{m} {s:.1f} s" for m, s in run.seconds.items()))
-    queries = query_frame(run, annotation)
-    event = st.dataframe(queries.round(4), hide_index=True, width="stretch", on_select="rerun",
-                         selection_mode="single-row", key="mln_queries", height=240)
-    rows = event.selection.rows if event is not None else []
-    atom = queries["atom"].iloc[rows[0] if rows else 0]
-    st.session_state["mln_selected"] = atom
-    methods = list(run.explanations)
+    st.session_state["mln_selected"] = target
+    names = list(run.explanations)
+    if not names:
+        st.info("No explainer applies to this data.")
+        return
     c = st.columns(2)
-    left = c[0].selectbox("Left", methods, 0, key="mln_left")
-    right = c[1].selectbox("Right", methods, min(1, len(methods) - 1), key="mln_right")
-    k = 5
+    left = c[0].selectbox("Left", names, 0, format_func=LEGACY.get, key="mln_left")
+    right = c[1].selectbox("Right", names, min(1, len(names) - 1), format_func=LEGACY.get, key="mln_right")
     with c[0]:
-        method_panel(run, left, atom, k, "left")
+        method_panel(run, left, target, 5, "left")
     with c[1]:
-        method_panel(run, right, atom, k, "right")
-    st.download_button("Marginals (CSV)", queries.to_csv(index=False), "mln_marginals.csv", key="mln_dl_q")
-    for m in methods:
-        st.download_button(f"{m} explanations (JSON)", run.explanations[m].to_json(),
-                           f"{m.lower().replace('-', '_')}_explanations.json", key=f"mln_dl_{m}")
+        method_panel(run, right, target, 5, "right")
+    with st.expander(f"{LEGACY[left]}: every formula of this query, ranked"):
+        if target in run.explanations[left]:
+            explanation_panel(run.explanations[left][target], key="mln_full", k=10)
+
+
+# ---------------------------------------------------------------------- model tab
+def model_tab(run: Run) -> None:
+    st.dataframe(run.summary.to_frame()[["rank", "text", "score"]].rename(columns={"score": "weight"}),
+                 hide_index=True, width="stretch")
+    if run.settings.learn != "none":
+        st.caption(f"Weights learned by {run.settings.learn}.")
+        if st.button("Put the learned weights in the editor", key="mln_use_learned"):
+            st.session_state["mln_rules_next"] = run.model.rules_text_
+            st.rerun()
 
 
 # ---------------------------------------------------------------------- coalitions tab
-def coalitions_tab(run: ExplainerRun | None) -> None:
-    if run is None or run.iexplainer is None:
-        st.info("Run the explanations with I-Explain selected to see its coalitions.")
+def coalitions_tab(run: Run) -> None:
+    workflow = run.extras.get("workflow")
+    if workflow is None or workflow.iexplainer is None:
+        st.info("Run with I-Explain selected to see its coalitions.")
         return
-    ix = run.iexplainer
+    ix = workflow.iexplainer
     frame = ix.coalition_frame()
     atom = st.session_state.get("mln_selected", "")
-    obj = query_object(run.setting, atom) if atom else ""
-    st.markdown(f"{len(frame)} {run.setting.domain_type} objects embedded by skip-gram over co-occurrence in "
+    obj = guarded(query_object, workflow.setting, atom) if atom else ""
+    st.markdown(f"{len(frame)} {workflow.setting.domain_type} objects embedded by skip-gram over co-occurrence in "
                 f"ground formulas, clustered by k-means into {frame['cluster'].nunique()} clusters (C = "
                 f"{ix.C:g}); each of the {ix.T} coalitions samples S = {ix.S:g} of every cluster. The selected "
                 "query's object is starred; marker size = how many coalitions sampled the object.")
@@ -237,45 +163,6 @@ def coalitions_tab(run: ExplainerRun | None) -> None:
 
 
 # ---------------------------------------------------------------------- evaluation tab
-def evaluation_tab(ds, model, setting, model_key, run: ExplainerRun | None, annotation: ReviewAnnotation | None) -> None:
-    if annotation is None:
-        st.info("No annotation for this dataset: the bundled *Restaurant reviews* sample has one, or upload an "
-                "annotation.json (planted_words, true_links, labels) in the sidebar.")
-        return
-    if run is None:
-        st.info("Run the explanations first (Explanations tab).")
-        return
-    st.markdown("Precision@5 of the top-5 word formulas (planted word, right direction) and of the top-5 "
-                "relational formulas (a link that truly carries homophily); a wrong prediction counts 0. "
-                "Top-Exp-Acc: F1 when each query is predicted from its explanation alone; Peak-Acc: the best "
-                "F1 as formulas are added in ranked order (paper Table I).")
-    table = evaluation_table(run, annotation, k=5)
-    st.dataframe(table.round(3), hide_index=True, width="stretch")
-    st.download_button("Evaluation (CSV)", table.to_csv(index=False), "mln_evaluation.csv", key="mln_dl_eval")
-    st.subheader("Accuracy vs C and S (paper Fig. 2)")
-    c = st.columns(2)
-    Cs = c[0].multiselect("C values", [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0], [0.1, 0.2, 0.5], key="mln_Cs")
-    Ss = c[1].multiselect("S values", [0.1, 0.25, 0.5, 0.75, 1.0], [0.25, 0.5, 1.0], key="mln_Ss")
-    if st.button("Run the sweep", key="mln_sweep_run"):
-        with st.status("Running I-Explain over the grid…", expanded=True) as status:
-            widget = st.progress(0.0)
-            frame = guarded(cached_sweep, *model_key, run.settings, setting, tuple(sorted(Cs)), tuple(sorted(Ss)),
-                            annotation, model, ds, lambda f, m: bar(f, m, widget))
-            status.update(label="Sweep done", state="complete", expanded=False)
-        if frame is not None:
-            st.session_state[SWEEP_KEY] = frame
-    frame = st.session_state.get(SWEEP_KEY)
-    if frame is not None and len(frame):
-        cols = st.columns(2)
-        for col, param in zip(cols, ("C", "S")):
-            pts = sweep_curves(frame, param)
-            if len(pts):
-                col.plotly_chart(tradeoff_figure(pts, x="value", y="score", series="series",
-                                                 title=f"I-Explain accuracy vs {param}", x_title=param,
-                                                 y_title="precision@5 / F1"), width="stretch", key=f"mln_sweep_{param}")
-        st.dataframe(frame.round(3), hide_index=True, width="stretch")
-
-
 def annotation_upload(ds: RelationalDataset) -> ReviewAnnotation | None:
     """The dataset's own annotation (bundled sample) or one uploaded in the sidebar."""
     found = guarded(find_annotation, ds)
@@ -293,71 +180,74 @@ def annotation_upload(ds: RelationalDataset) -> ReviewAnnotation | None:
     return found
 
 
+def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation | None) -> None:
+    workflow = run.extras.get("workflow")
+    if annotation is None or workflow is None:
+        st.info("No annotation for this dataset: the bundled *Restaurant reviews* sample has one, or upload an "
+                "annotation.json (planted_words, true_links, labels) in the sidebar.")
+        return
+    st.markdown("Precision@5 of the top-5 word formulas (planted word, right direction) and of the top-5 "
+                "relational formulas (a link that truly carries homophily); a wrong prediction counts 0. "
+                "Top-Exp-Acc: F1 when each query is predicted from its explanation alone; Peak-Acc: the best "
+                "F1 as formulas are added in ranked order (paper Table I).")
+    table = guarded(evaluation_table, workflow, annotation, 5)
+    if table is None:
+        return
+    st.dataframe(table.round(3), hide_index=True, width="stretch")
+    st.download_button("Evaluation (CSV)", table.to_csv(index=False), "mln_evaluation.csv", key="mln_dl_eval")
+    st.subheader("Accuracy vs C and S (paper Fig. 2)")
+    c = st.columns(2)
+    Cs = c[0].multiselect("C values", [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0], [0.1, 0.2, 0.5], key="mln_Cs")
+    Ss = c[1].multiselect("S values", [0.1, 0.25, 0.5, 0.75, 1.0], [0.25, 0.5, 1.0], key="mln_Ss")
+    grid = (tuple(sorted(Cs)), tuple(sorted(Ss)))
+    frame = run.extras.get("derived", {}).get(("sweep", grid))
+    if st.button("Run the sweep", key="mln_sweep_run"):
+        report = progress_bar("I-Explain over the grid")
+        frame = derived(run, "sweep", grid, lambda: sweep_coalitions(
+            run.model.model_, ds, workflow.setting, annotation, grid[0], grid[1], workflow.settings,
+            progress=report), "The sweep")
+    if frame is not None and len(frame):
+        cols = st.columns(2)
+        for col, param in zip(cols, ("C", "S")):
+            pts = sweep_curves(frame, param)
+            if len(pts):
+                col.plotly_chart(tradeoff_figure(pts, x="value", y="score", series="series",
+                                                 title=f"I-Explain accuracy vs {param}", x_title=param,
+                                                 y_title="precision@5 / F1"), width="stretch", key=f"mln_sweep_{param}")
+        st.dataframe(frame.round(3), hide_index=True, width="stretch")
+
+
 # ---------------------------------------------------------------------- page
 st.title("Markov logic — I-Explain")
 st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for Probabilistic Inference in "
            "Markov Logic* (2021). A query is explained by the ground formulas that raise its probability most "
            "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
            "similar objects merged by weighted rank aggregation (I-Explain).")
-ds = require_dataset()
+ds = applicability_gate(METHOD, get_dataset())
 candidates = query_predicates(ds)
+if st.session_state.get("mln_target") not in candidates:
+    st.session_state.pop("mln_target", None)
 target = (st.selectbox("Query predicate to explain", candidates, key="mln_target",
                        help="I-Explain explains the atoms of one open unary predicate, e.g. positive(review).")
-          if len(candidates) > 1 else None)
-try:
-    setting: TextSetting | None = detect_setting(ds, target)
-except XcoreError:  # no open unary query predicate: the page still offers M-Explain on any atom
-    setting = None
+          if len(candidates) > 1 else (candidates[0] if candidates else None))
+setting = guarded(text_setting, ds, target)
 annotation = annotation_upload(ds)
+rules = rules_editor(ds, setting)
+settings = settings_form(ds, target, setting, rules)
+run = run_button(METHOD, ds, settings, label="Infer and explain every query", key="mln_run")
+stale_notice(METHOD, ds, settings, run)
 
-if "mln_rules_next" in st.session_state:  # learned weights replace the editor's text before it is drawn
-    st.session_state["mln_rules"] = st.session_state.pop("mln_rules_next")
-if st.session_state.get("mln_rules_for") != ds.name:
-    st.session_state["mln_rules"] = guarded(starting_rules, ds, setting) or ""
-    st.session_state["mln_rules_for"] = ds.name
-
-tab_model, tab_explain, tab_coal, tab_eval = st.tabs(["Model and inference", "Explanations", "Coalitions",
-                                                      "Evaluation"])
-with tab_model:
-    rules = st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
-                         height=180, key="mln_rules")
-    learn_section(ds, setting)
-    n_targets = sum(len(ds.targets(p.name)) for p in ds.predicates)
-    method = st.radio("Inference", ["exact", "gibbs"], index=0 if n_targets <= EXACT_LIMIT else 1,
-                      horizontal=True, key="mln_method",
-                      help=f"Exact enumeration handles up to {EXACT_LIMIT} query atoms.")
-    options = inference_options(method)
-    model_key = (dataset_fingerprint(ds), rules, method, options)
-    if st.button("Run inference", type="primary", key="mln_run"):
-        with st.spinner("Grounding and inferring…"):
-            model = guarded(cached_model, *model_key, ds)
-        if model is not None:
-            st.session_state[MODEL_KEY] = model
-            st.session_state["mln_model_key"] = model_key
-    model: MLNModel | None = st.session_state.get(MODEL_KEY)
-    if model is not None:
-        inference_diagnostics(model)
-        with st.expander("Every query atom, explained by M-Explain", expanded=setting is None):
-            m_explain_browser(model)
-
-model = st.session_state.get(MODEL_KEY)
-key = st.session_state.get("mln_model_key", model_key)
-run = st.session_state.get(RUN_KEY)
-run = run if run is not None and model is not None and run.model is model else None
-with tab_explain:
-    if model is None:
-        st.info("Run inference first (Model and inference tab).")
-    elif setting is None:
-        st.info("I-Explain explains queries of an open unary predicate (e.g. positive(review)); this dataset "
-                "has none, so only M-Explain is available (Model and inference tab).")
-    else:
-        explanations_tab(ds, model, setting, key, annotation)
-        run = st.session_state.get(RUN_KEY)
-        run = run if run is not None and run.model is model else None
-with tab_coal:
-    coalitions_tab(run)
-with tab_eval:
-    if setting is not None and model is not None:
-        evaluation_tab(ds, model, setting, key, run, annotation)
-    else:
-        st.info("Run inference and the explanations first.")
+if run is not None:
+    metrics_row(run.metrics)
+    st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
+    tabs = st.tabs(["Predictions & explanations", "Model", "Coalitions", "Evaluation", "Downloads"])
+    with tabs[0]:
+        explanations_tab(run)
+    with tabs[1]:
+        model_tab(run)
+    with tabs[2]:
+        coalitions_tab(run)
+    with tabs[3]:
+        evaluation_tab(ds, run, annotation)
+    with tabs[4]:
+        run_downloads(run, key="mln_dl")

@@ -13,7 +13,7 @@ from xcore.explain.metrics import mep_at_k
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
 from xcore.psl.model import PSLModel
-from xcore.psl.workflow import DEMO_SETTINGS, ESMSRun, ESMSSettings, candidate_targets, run_esms
+from xcore.psl.workflow import DEMO_SETTINGS, ESMSRun, ESMSSettings, apply_rules, candidate_targets, run_esms
 from xcore.runtime import Progress
 
 GROUND_RULES = "esms:ground-rules"
@@ -124,21 +124,38 @@ def run(dataset: RelationalDataset, settings: ESMSSettings, progress: Progress |
     """Search, apply to the held-out split, explain every held-out prediction."""
     t0 = time.perf_counter()
     est = settings.estimator().fit(dataset, progress=progress)
+    return _as_run(est, dataset.fingerprint(), dataset.name, {"fit": time.perf_counter() - t0})
+
+
+def _as_run(est: ESMSEstimator, fingerprint: str, dataset_name: str, timings: dict[str, float]) -> Run:
+    """The `Run` of a fitted estimator: held-out predictions, ground-rule explanations, MEP@K, stage times."""
     t1 = time.perf_counter()
     exps = EXPLAINERS[GROUND_RULES].finish(est.run_.explanations)
     est.run_.explanations = exps
-    t2 = time.perf_counter()
-    metrics = {k: float(v) for k, v in est.run_.metrics.items()}
+    metrics = {k: float(v) for k, v in est.run_.metrics.items() if np.isfinite(v)}  # AUPR: 0/1 truth only
     metrics.update({f"mep@{k}": float(mep_at_k(exps, k)) for k in (1, 2, 3)})
     history = est.run_.history
-    timings = {"fit": t1 - t0, "explain": t2 - t1}
+    timings = {**timings, "explain": time.perf_counter() - t1}
     for stage in ("ground", "ppll", "map", "score"):
         col = f"{stage}_seconds"
         if col in history.columns:
             timings[f"search.{stage}"] = float(np.nansum(history[col]))
-    return Run(method="esms", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+    return Run(method="esms", settings=est.settings, fingerprint=fingerprint, predictions=est.predict(),
                explanations={GROUND_RULES: exps}, summary=est.rules_summary(), metrics=metrics,
-               timings=timings, dataset=dataset.name, model=est, extras={"esms": est.run_})
+               timings=timings, dataset=dataset_name, model=est, extras={"esms": est.run_})
+
+
+def reinfer(run: Run, text: str) -> Run:
+    """The run with hand-edited rules applied to the same held-out split (weight 0: learned by PPLL)."""
+    if "esms" not in run.extras:
+        raise XcoreError("this run has no ESMS search to re-infer from (was it read from a bundle?)")
+    t0 = time.perf_counter()
+    est = ESMSEstimator(run.model.settings)
+    est.run_ = apply_rules(run.extras["esms"], text)
+    est.model_ = est.run_.model
+    edited = _as_run(est, run.fingerprint, run.dataset, {"reinfer": time.perf_counter() - t0})
+    edited.extras["edited_from"] = run
+    return edited
 
 
 SPEC = MethodSpec(

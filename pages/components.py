@@ -1,0 +1,233 @@
+"""Page parts every method page shares: the applicability gate, the run button (progress outside any
+cache, runs kept per browser session), the predictions browser, the explanation panel and downloads.
+
+Views only: every result comes from `xcore.methods` (registry, `run_method`, `Run`); the only keys
+used are the run keys xcore computes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Callable, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from pages.common import set_dataset
+from xcore.data import RelationalDataset
+from xcore.data.samples import load_sample, sample_info
+from xcore.errors import XcoreError, wrap_foreign
+from xcore.explain.text import explanation_text
+from xcore.explain.types import Explanation
+from xcore.methods import REGISTRY, Run, Settings, run_key, run_method
+from xcore.viz import explanation_graph_figure, ranked_bar_figure
+
+T = TypeVar("T")
+
+SESSION_RUNS = "_runs"
+MAX_SESSION_RUNS = 8
+GRAPH_KINDS = {"ground_rule", "ground_formula"}
+METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1": "F1", "roc_auc": "ROC AUC",
+                 "mep@1": "MEP@1", "mep@2": "MEP@2", "mep@3": "MEP@3", "max_rhat": "Max R-hat",
+                 "max_se": "Largest MC error", "brier": "Brier score"}
+
+
+# ---------------------------------------------------------------------- runs of this session
+def _session_runs() -> OrderedDict:
+    """This browser session's runs by run key (bounded; least recently used dropped first)."""
+    if SESSION_RUNS not in st.session_state:
+        st.session_state[SESSION_RUNS] = OrderedDict()
+    return st.session_state[SESSION_RUNS]
+
+
+def remember_run(run: Run, key: tuple[str, str, str]) -> None:
+    runs = _session_runs()
+    runs[key] = run
+    runs.move_to_end(key)
+    while len(runs) > MAX_SESSION_RUNS:
+        runs.popitem(last=False)
+
+
+def current_run(method: str, dataset: RelationalDataset, settings: Settings | None) -> Run | None:
+    """This session's run of `method` on exactly this data and these settings, if there is one."""
+    if settings is None:
+        return None
+    return _session_runs().get(run_key(method, dataset, settings))
+
+
+def last_run(method: str, dataset: RelationalDataset) -> Run | None:
+    """This session's most recent run of `method` on this data (any settings)."""
+    fp = dataset.fingerprint()
+    for (m, f, _), run in reversed(_session_runs().items()):
+        if m == method and f == fp:
+            return run
+    return None
+
+
+def show_error(error: BaseException, what: str) -> None:
+    """An error in words, shown open (never a traceback)."""
+    st.error(f"{what} failed: {wrap_foreign(error, what)}" if not isinstance(error, XcoreError)
+             else f"{what} failed: {error}")
+
+
+def run_button(method: str, dataset: RelationalDataset, settings: Settings | None, label: str = "Run",
+               key: str = "run", disabled: bool = False, force: bool = False) -> Run | None:
+    """A primary button that runs `method` with progress and keeps the run in this session.
+
+    Returns the session's run for the current data and settings (None until one exists). Progress is
+    drawn only while computing; a repeat with the same data and settings is served from the run cache.
+    `force` runs without a click (a demo button that has just switched data and settings).
+    """
+    spec = REGISTRY[method]
+    clicked = st.button(label, type="primary", key=key, disabled=disabled or settings is None)
+    if (clicked or force) and settings is not None:
+        failure: BaseException | None = None
+        with st.status(f"{spec.title}: running…", expanded=True) as status:
+            bar = st.progress(0.0, text="starting")
+
+            def progress(fraction: float, message: str) -> None:
+                bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+
+            try:
+                run = run_method(method, dataset, settings, progress=progress)
+            except Exception as e:  # noqa: BLE001 - the page boundary: shown in words below
+                failure = e
+            if failure is None:
+                remember_run(run, run_key(method, dataset, settings))
+                status.update(label=f"{spec.title}: done", state="complete", expanded=False)
+            else:
+                status.update(label=f"{spec.title}: failed", state="error", expanded=True)
+        if failure is not None:
+            show_error(failure, spec.title)
+    return current_run(method, dataset, settings)
+
+
+def stale_notice(method: str, dataset: RelationalDataset, settings: Settings | None, run: Run | None) -> None:
+    """Say so when this data has an earlier run under other settings (its results are not shown)."""
+    if run is None and last_run(method, dataset) is not None:
+        st.info("The settings changed since the last run: press the run button to see results for these settings.")
+
+
+# ---------------------------------------------------------------------- applicability
+def applicability_gate(method: str, dataset: RelationalDataset | None) -> RelationalDataset:
+    """The dataset if `method` can run on it; else say why, offer the method's sample, and stop the page."""
+    spec = REGISTRY[method]
+    reason = "no dataset is loaded" if dataset is None else spec.applicable(dataset)
+    if reason is None:
+        return dataset  # type: ignore[return-value]
+    name = "this page" if dataset is None else f"**{dataset.name}**"
+    st.warning(f"{spec.title} cannot run on {name}: {reason}.")
+    info = sample_info(spec.sample)
+    if st.button(f"Load the {info.title} sample", key=f"{method}_load_sample", type="primary"):
+        try:
+            set_dataset(load_sample(spec.sample), f"sample: {info.title}")
+        except XcoreError as e:
+            st.error(str(e))
+        else:
+            st.rerun()
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop() raises
+
+
+# ---------------------------------------------------------------------- predictions
+def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str | None:
+    """Filter, sort and select predictions; returns the selected row's target (the first row by default)."""
+    if frame.empty:
+        st.info("This run made no predictions.")
+        return None
+    c1, c2, c3 = st.columns([3, 2, 1])
+    query = c1.text_input("Filter targets", "", key=f"{key}_filter", placeholder="part of a target, e.g. u01")
+    columns = list(frame.columns)
+    sort = c2.selectbox("Sort by", columns, index=0, key=f"{key}_sort")
+    descending = c3.toggle("Descending", value=False, key=f"{key}_desc")
+    view = frame
+    if query:
+        view = view[view["target"].astype(str).str.contains(query, regex=False, case=False)]
+    view = view.sort_values(sort, ascending=not descending, kind="stable", na_position="last")
+    if view.empty:
+        st.info(f"No target contains {query!r}.")
+        return None
+    event = st.dataframe(view.round(4), hide_index=True, width="stretch", on_select="rerun",
+                         selection_mode="single-row", key=f"{key}_table", height=height)
+    rows = event.selection.rows if event is not None else []
+    st.caption(f"{len(view):,} of {len(frame):,} predictions. Select a row to explain it.")
+    return str(view["target"].iloc[rows[0] if rows and rows[0] < len(view) else 0])
+
+
+# ---------------------------------------------------------------------- explanations
+def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = True, title: str | None = None) -> None:
+    """One explanation: target, prediction, the score's meaning, ranked bars, graph, table and text."""
+    head = f"**{title}** — " if title else ""
+    pred = "" if exp.prediction is None else f" — predicted {exp.prediction:.3f}"
+    truth = "" if exp.truth is None else f", true {exp.truth:.3f}"
+    st.markdown(f"{head}**{exp.target}**{pred}{truth}")
+    if exp.score_spec is not None:
+        st.caption(exp.score_spec.caption())
+    if not exp.items:
+        st.info("Nothing explains this prediction: no item exerts any influence on it.")
+        return
+    draw_graph = graph and any(it.kind in GRAPH_KINDS and len(it.atoms) > 1 for it in exp.items)
+    if draw_graph:
+        left, right = st.columns(2)
+        left.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars")
+        right.plotly_chart(explanation_graph_figure(exp, k=min(12, k + 2)), width="stretch", key=f"{key}_graph")
+    else:
+        st.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars")
+    table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
+    st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items")
+    st.text(explanation_text(exp, k=min(3, k)))
+
+
+def explainer_choice(run: Run, key: str, label: str = "Explainer") -> str | None:
+    """Pick one of the run's explainers by title (registry names stay internal)."""
+    names = list(run.explanations)
+    if not names:
+        return None
+    return st.selectbox(label, names, key=key)
+
+
+# ---------------------------------------------------------------------- downloads
+def run_downloads(run: Run, key: str) -> None:
+    """Run bundle (JSON), predictions (CSV) and explanations (JSON) of a run."""
+    c = st.columns(3)
+    c[0].download_button("Run bundle (JSON)", run.to_json(), f"{run.method}_run.json", key=f"{key}_bundle",
+                         mime="application/json")
+    c[1].download_button("Predictions (CSV)", run.predictions.to_csv(index=False), f"{run.method}_predictions.csv",
+                         key=f"{key}_pred", mime="text/csv")
+    exps = {name: s.to_dict() for name, s in run.explanations.items()}
+    c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
+                         key=f"{key}_exp", mime="application/json")
+
+
+def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> None:
+    """The run's metrics as a row of st.metric tiles."""
+    shown = [(k, v) for k, v in metrics.items() if names is None or k in names]
+    if not shown:
+        return
+    cols = st.columns(min(len(shown), 6))
+    for i, (k, v) in enumerate(shown[:6]):
+        cols[i].metric(METRIC_LABELS.get(k, k.replace("_", " ").capitalize()),
+                       f"{v:.4f}" if abs(v) < 1000 else f"{v:,.0f}")
+
+
+# ---------------------------------------------------------------------- derived results
+def derived(run: Run, name: str, args: tuple, compute: Callable[[], T], what: str) -> T | None:
+    """A result derived from `run` (a sweep, a comparison), computed once per (name, args) and kept on
+    the run itself; errors are shown in words and not kept."""
+    store: dict[Any, Any] = run.extras.setdefault("derived", {})
+    if (name, args) in store:
+        return store[(name, args)]
+    try:
+        value = compute()
+    except Exception as e:  # noqa: BLE001 - the page boundary
+        show_error(e, what)
+        return None
+    store[(name, args)] = value
+    return value
+
+
+def progress_bar(text: str = "working") -> Callable[[float, str], None]:
+    """A fresh progress bar and its callback (drawn only while computing)."""
+    bar = st.progress(0.0, text=text)
+    return lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m)

@@ -1,0 +1,189 @@
+"""One suite over every registered method (as scikit-learn's `check_estimator`): settings validation,
+fit/predict/explain shapes, score meanings, determinism under a seed, JSON round trips, xcore errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xcore.data.samples import load_sample
+from xcore.errors import ConfigError, NotFittedError, XcoreError
+from xcore.explain.types import ExplanationSet, ScoreSpec
+from xcore.methods import PREDICTION_COLUMNS, REGISTRY, Estimator, Run, RunCache, Settings, run_method
+
+METHODS = list(REGISTRY)
+QUICK = {"esms": {"iterations": 4, "rules_per_model": 5}, "mln": {"T": 3, "n_samples": 300, "burn_in": 50},
+         "plkb": {"explain_rows": 10}}
+"""Smaller settings so the suite stays fast; every other field is the method's default for its sample."""
+
+pytestmark = pytest.mark.xdist_group("contract")
+
+
+def quick_settings(key: str) -> tuple[object, Settings]:
+    spec = REGISTRY[key]
+    ds = load_sample(spec.sample)
+    return ds, spec.default_settings(ds).replace(**QUICK.get(key, {}))
+
+
+@pytest.fixture(scope="module", params=METHODS)
+def fitted(request):
+    """(key, dataset, settings, run) for each registered method, computed once."""
+    key = request.param
+    ds, settings = quick_settings(key)
+    run = run_method(key, ds, settings, cache=None)
+    return key, ds, settings, run
+
+
+def test_registry_keys_and_specs_are_complete():
+    assert METHODS[:3] == ["esms", "mln", "plkb"]
+    for key in METHODS:
+        spec = REGISTRY[key]
+        assert spec.key == key and spec.title and spec.explainers
+        assert issubclass(spec.settings_type, Settings)
+        assert spec.applicable(load_sample(spec.sample)) is None
+
+
+def test_unknown_method_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown method 'nope'"):
+        REGISTRY["nope"]
+
+
+@pytest.mark.parametrize("key", METHODS)
+def test_settings_are_frozen_hashable_and_validated(key):
+    _, settings = quick_settings(key)
+    assert hash(settings) == hash(settings.replace())
+    assert settings.key() == type(settings).parse(json.loads(json.dumps(settings.to_dict()))).key()
+    with pytest.raises(Exception):
+        settings.seed = 3  # frozen
+    with pytest.raises(ConfigError, match="no_such_field"):
+        settings.replace(no_such_field=1)
+    with pytest.raises(ConfigError, match="seed"):
+        settings.replace(seed=-1)
+    for name, field in type(settings).model_fields.items():
+        if field.annotation in (float,):
+            with pytest.raises(ConfigError, match=name):
+                settings.replace(**{name: float("nan")})
+    assert isinstance(ConfigError("x"), ValueError)
+
+
+@pytest.mark.parametrize("key", METHODS)
+def test_estimator_init_only_stores_and_refuses_before_fit(key):
+    _, settings = quick_settings(key)
+    est = settings.estimator()
+    assert isinstance(est, Estimator)
+    assert est.get_params() == {"settings": settings}
+    assert not est.is_fitted()
+    with pytest.raises(NotFittedError):
+        est.predict()
+
+
+def test_run_shapes_and_score_meanings(fitted):
+    key, ds, settings, run = fitted
+    assert run.method == key and run.fingerprint == ds.fingerprint()
+    assert list(run.predictions.columns[:3]) == list(PREDICTION_COLUMNS)
+    assert len(run.predictions) > 0 and run.predictions["target"].is_unique
+    assert run.model.is_fitted()
+    assert run.explanations, "a run explains its predictions"
+    spec = REGISTRY[key]
+    for name, exps in run.explanations.items():
+        assert name in spec.explainers and exps.method == name
+        assert isinstance(exps.score_spec, ScoreSpec) and exps.score_spec.measures
+        assert len(exps) > 0
+        for e in exps:
+            assert e.method == name and e.score_spec == exps.score_spec
+            assert e.target in set(run.predictions["target"])
+    assert run.summary is not None and run.summary.items and run.summary.score_spec is not None
+    assert run.metrics and all(np.isfinite(v) for v in run.metrics.values() if isinstance(v, float))
+
+
+def test_fit_returns_self_and_predict_matches_the_run(fitted):
+    key, ds, settings, run = fitted
+    est = settings.estimator()
+    assert est.fit(ds) is est
+    pd.testing.assert_frame_equal(est.predict(), run.predictions, check_exact=False, atol=1e-9)
+
+
+def test_every_explainer_says_whether_it_supports_the_model(fitted):
+    key, ds, settings, run = fitted
+    from importlib import import_module
+
+    module = import_module(REGISTRY[key].run.__module__)
+    for name in REGISTRY[key].explainers:
+        explainer = module.EXPLAINERS[name]
+        assert explainer.name == name
+        assert explainer.supports(object()) is not None  # a reason, not an exception
+        if explainer.supports(run.model) is None:
+            target = run.explanations[next(iter(run.explanations))].targets[0]
+            one = explainer.explain(run.model, ds, targets=[target])
+            assert isinstance(one, ExplanationSet) and one.targets == [target]
+            assert one.score_spec == explainer.score_spec
+
+
+def test_same_seed_same_run(fitted):
+    key, ds, settings, run = fitted
+    again = run_method(key, ds, settings, cache=None)
+    pd.testing.assert_frame_equal(again.predictions, run.predictions)
+    for name, exps in run.explanations.items():
+        assert again.explanations[name].to_dict() == exps.to_dict()
+
+
+def test_bundle_round_trips_through_json(fitted):
+    _, _, _, run = fitted
+    text = run.to_json()
+    back = Run.from_bundle(text)
+    assert back.bundle() == json.loads(text)
+    assert back.model is None and back.method == run.method
+    assert list(back.predictions.columns) == list(run.predictions.columns)
+
+
+def test_bad_bundles_are_xcore_errors():
+    for bad in ("{", "[]", '{"format": "xcore.run", "version": 99}', '{"format": "xcore.run", "version": 1}'):
+        with pytest.raises(XcoreError):
+            Run.from_bundle(bad)
+
+
+@pytest.mark.parametrize("key", METHODS)
+def test_inapplicable_data_is_an_xcore_error_with_the_reason(key):
+    other = {"esms": "friends_smokers", "mln": "titanic_like", "plkb": "friends_smokers"}[key]
+    ds = load_sample(other)
+    reason = REGISTRY[key].applicable(ds)
+    assert reason
+    with pytest.raises(XcoreError, match="cannot run"):
+        run_method(key, ds, cache=None)
+
+
+def test_run_cache_serves_repeats_and_is_bounded():
+    ds, settings = quick_settings("plkb")
+    cache = RunCache(max_entries=2)
+    first = run_method("plkb", ds, settings, cache=cache)
+    assert run_method("plkb", ds, settings, cache=cache) is first and cache.hits == 1
+    for seed in (1, 2):
+        run_method("plkb", ds, settings.replace(seed=seed), cache=cache)
+    assert len(cache) == 2
+    assert run_method("plkb", ds, settings, cache=cache) is not first  # evicted, recomputed
+
+
+def test_changed_flags_are_a_different_run():
+    ds, settings = quick_settings("esms")
+    flipped = ds.with_flags("friend", explainable=not ds.predicate("friend").explainable)
+    assert flipped.fingerprint() != ds.fingerprint()
+    cache = RunCache()
+    a = run_method("esms", ds, settings.replace(explainable=None), cache=cache)
+    b = run_method("esms", flipped, settings.replace(explainable=None), cache=cache)
+    assert a is not b and cache.misses == 2
+
+
+def test_foreign_errors_are_wrapped(monkeypatch):
+    ds, settings = quick_settings("plkb")
+    import xcore.plkb.method as m
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(m.PLKBEstimator, "fit", boom)
+    with pytest.raises(XcoreError, match="ZeroDivisionError") as info:
+        run_method("plkb", ds, settings, cache=None)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
