@@ -11,7 +11,7 @@ from pages.components import (applicability_gate, derived, explanation_panel, me
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
-from xcore.mln.method import EXACT_LIMIT, LEGACY, MLNSettings, n_query_atoms, text_setting
+from xcore.mln.method import EXACT_LIMIT, LEGACY, NAMES, MLNSettings, n_query_atoms, text_setting
 from xcore.mln.reviews import ReviewAnnotation, annotation_from_json
 from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
                                 query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
@@ -43,9 +43,7 @@ def settings_form(ds: RelationalDataset, target: str | None, setting: TextSettin
     n = n_query_atoms(ds)
     inference = c[1].radio("Inference", ["exact", "gibbs"], index=0 if n <= EXACT_LIMIT else 1, horizontal=True,
                            key="mln_method", help=f"Exact enumeration handles up to {EXACT_LIMIT} query atoms.")
-    available = [name for name, label in LEGACY.items() if setting is not None and label in available_methods(setting)]
-    if setting is None:
-        available = ["mln:m-explain"]
+    available = [NAMES[label] for label in available_methods(setting)] if setting is not None else ["mln:m-explain"]
     if any(x not in available for x in st.session_state.get("mln_methods", [])):
         st.session_state.pop("mln_methods", None)
     explainers = c[2].multiselect("Explainers", available, available, format_func=LEGACY.get, key="mln_methods",

@@ -1,0 +1,96 @@
+"""AppTest of the Markov-logic page: exact and Gibbs inference on friends/smokers, explanations, errors."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from pagetest import chart_titles, click, errors, page
+
+from xcore.data.samples import load_sample
+
+pytestmark = pytest.mark.xdist_group("app")
+
+
+def latest(at):
+    return list(at.session_state["_runs"].values())[-1]
+
+
+def test_exact_then_gibbs_agree_and_explain():
+    at = page("iexplain", load_sample("friends_smokers"))
+    click(at, "mln_run")
+    assert not errors(at)
+    exact = latest(at).predictions.set_index("target")["prediction"]
+    at.radio(key="mln_method").set_value("gibbs")
+    at.run()
+    click(at, "mln_run")
+    gibbs = latest(at).predictions.set_index("target")["prediction"]
+    assert (gibbs - exact).abs().max() < 0.05
+    assert "Max R-hat" in [m.label for m in at.metric]
+
+
+def test_rule_syntax_error_is_shown():
+    at = page("iexplain", load_sample("friends_smokers"))
+    at.text_area(key="mln_rules").set_value("1.5 smokes(x => cancer(x)")
+    at.run()
+    click(at, "mln_run")
+    assert any("line 1" in e for e in errors(at))
+
+
+@pytest.fixture(scope="module")
+def reviews_page():
+    """The review sample: Gibbs inference, then I-Explain (3 coalitions), M-Explain and LIME."""
+    at = page("iexplain", load_sample("reviews_demo"))
+    assert at.radio(key="mln_method").value == "gibbs"  # 150 query atoms: too many to enumerate
+    assert "has_word(r, 'great') => positive(r)" in at.text_area(key="mln_rules").value
+    at.multiselect(key="mln_methods").set_value(["mln:i-explain", "mln:m-explain", "lime"])
+    at.number_input(key="mln_T").set_value(3)
+    at.run()
+    click(at, "mln_run")
+    assert not errors(at)
+    return at
+
+
+def test_reviews_explained_side_by_side(reviews_page):
+    at = reviews_page
+    run = latest(at)
+    assert list(run.explanations) == ["mln:i-explain", "mln:m-explain", "lime"]
+    assert "**I-Explain** — prediction" in [m.value[:26] for m in at.markdown]
+    titles = " ".join(chart_titles(at))
+    assert "Top word formulas" in titles and "Top relational formulas" in titles
+    assert "Objects in embedding space" in titles  # coalitions tab
+    at.selectbox(key="mln_right").set_value("lime")
+    at.run()
+    assert not at.exception, at.exception
+    assert any("LIME coefficient" in c.value for c in at.caption)
+
+
+def test_reviews_evaluation_against_the_annotation(reviews_page):
+    at = reviews_page
+    tables = [d.value for d in at.dataframe if "word_precision" in d.value.columns]
+    assert tables, "no evaluation table"
+    table = tables[0].set_index("method")
+    assert set(table.index) == {"I-Explain", "M-Explain", "LIME"}
+    assert table.loc["M-Explain", "word_precision"] > 0.5
+    assert pd.isna(table.loc["LIME", "relational_precision"])
+
+
+def test_bad_annotation_upload_is_reported():
+    at = page("iexplain", load_sample("friends_smokers"))
+    at.sidebar.file_uploader(key="mln_annotation_file").set_value(("ann.json", b"{\"planted_words\": [1,",
+                                                                   "application/json"))
+    at.run()
+    assert not at.exception, at.exception
+    assert any("ann.json" in e and "malformed JSON" in e for e in errors(at))
+
+
+def test_smokers_choose_the_query_predicate_and_explain_without_words():
+    at = page("iexplain", load_sample("friends_smokers"))
+    assert at.selectbox(key="mln_target").options == ["smokes", "cancer"]
+    at.selectbox(key="mln_target").set_value("cancer")
+    at.run()
+    assert at.multiselect(key="mln_methods").options == ["I-Explain", "M-Explain", "R-Explain"]  # no words
+    click(at, "mln_run")
+    assert not errors(at)
+    run = latest(at)
+    assert run.extras["setting"].target == "cancer"
+    assert all(e.target.startswith("cancer(") for e in run.explanations["mln:i-explain"])
