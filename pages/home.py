@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from pages.common import dataset_source, get_dataset, guarded, set_dataset
@@ -21,8 +19,8 @@ def cached_sample(name: str) -> RelationalDataset:
 
 
 @st.cache_data(show_spinner="Reading upload…", max_entries=8)
-def cached_upload(filename: str, digest: str, data: bytes) -> RelationalDataset:
-    """Uploads are parsed once per distinct content (the digest keys the cache)."""
+def cached_upload(filename: str, data: bytes) -> RelationalDataset:
+    """Uploads are parsed once per distinct name and content (Streamlit hashes the bytes)."""
     return load((filename, data))
 
 
@@ -49,11 +47,10 @@ def choose_data() -> None:
         up = st.file_uploader("Upload a dataset", type=UPLOAD_TYPES, key="upload")
         if up is not None:
             data = up.getvalue()
-            digest = hashlib.sha256(data).hexdigest()
-            if st.session_state.get("_last_upload") != digest:
-                ds = guarded(cached_upload, up.name, digest, data)
+            if st.session_state.get("_last_upload") != up.file_id:
+                ds = guarded(cached_upload, up.name, data)
                 if ds is not None:
-                    st.session_state["_last_upload"] = digest
+                    st.session_state["_last_upload"] = up.file_id
                     set_dataset(ds, f"upload: {up.name}")
                     st.success(f"Loaded {up.name}")
 

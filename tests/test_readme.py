@@ -19,7 +19,8 @@ def readme_example() -> str:
 def test_readme_python_example_runs(tmp_path):
     script = tmp_path / "example.py"
     script.write_text(readme_example(), encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=600,
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     assert "word_precision" in done.stdout and "I-Explain" in done.stdout
+    assert "['esms', 'mln', 'plkb']" in done.stdout

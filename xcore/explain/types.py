@@ -285,7 +285,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _loads(text: Any, what: str) -> Any:
+def loads_strict(text: Any, what: str) -> Any:
     """Parse JSON text strictly (no NaN/Infinity); errors name line and column."""
     if isinstance(text, (bytes, bytearray)):
         try:
@@ -548,7 +548,7 @@ class Explanation:
     @classmethod
     def from_json(cls, text: str | bytes) -> "Explanation":
         """Parse and validate JSON written by `to_json`; raises `ExplanationError` if malformed."""
-        return cls.from_dict(_loads(text, "explanation"))
+        return cls.from_dict(loads_strict(text, "explanation"))
 
 
 def _check_k(k: Any, allow_zero: bool = False) -> int:
@@ -684,4 +684,4 @@ class ExplanationSet:
     @classmethod
     def from_json(cls, text: str | bytes) -> "ExplanationSet":
         """Parse and validate JSON written by `to_json`; raises `ExplanationError` if malformed."""
-        return cls.from_dict(_loads(text, "explanation set"))
+        return cls.from_dict(loads_strict(text, "explanation set"))

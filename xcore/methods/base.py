@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, NotFittedError, XcoreError
-from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe
+from xcore.explain.types import (Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe,
+                                 loads_strict)
 from xcore.runtime import Progress
 
 PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
@@ -208,10 +209,8 @@ class Run:
     @classmethod
     def from_bundle(cls, data: Any) -> "Run":
         """A run from `bundle()` output (or its JSON text), validated; no model, no extras."""
-        from xcore.explain.types import _loads as loads  # noqa: PLC0415 - strict JSON parser
-
         if isinstance(data, (str, bytes, bytearray)):
-            data = loads(data, "run bundle")
+            data = loads_strict(data, "run bundle")
         if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
             raise ExplanationError(f"not an xcore run bundle (format must be {RUN_FORMAT!r})")
         if data.get("version") != RUN_VERSION:
