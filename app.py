@@ -14,6 +14,12 @@ from xcore.methods import REGISTRY
 
 ROOT = Path(__file__).resolve().parent
 
+TOOL_PAGES: list[tuple[str, str, str, str]] = [
+    ("pages/compare.py", "Compare runs", ":material/compare_arrows:", "compare"),
+    ("pages/study.py", "User study", ":material/groups:", "study"),
+]
+"""(file, title, icon, url path) of pages that work across methods; listed when their file exists."""
+
 
 def method_pages() -> list[st.Page]:
     """One page per registered method (in registry order) whose page file exists."""
@@ -33,6 +39,9 @@ def build_navigation() -> st.navigation:
     methods = method_pages()
     if methods:
         sections["Methods"] = methods
+    tools = [st.Page(str(ROOT / f), title=t, icon=i, url_path=u) for f, t, i, u in TOOL_PAGES if (ROOT / f).exists()]
+    if tools:
+        sections["Tools"] = tools
     return st.navigation(sections)
 
 
