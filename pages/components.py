@@ -21,16 +21,20 @@ from xcore.errors import XcoreError, wrap_foreign
 from xcore.explain.text import explanation_text
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings, run_key, run_method
-from xcore.viz import explanation_graph_figure, ranked_bar_figure
+from xcore.explain.global_view import global_importance
+from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
+                       ranked_bar_figure, waterfall_figure)
 
 T = TypeVar("T")
 
 SESSION_RUNS = "_runs"
 MAX_SESSION_RUNS = 8
 GRAPH_KINDS = {"ground_rule", "ground_formula"}
+PLOT_CONFIG = {"toImageButtonOptions": {"format": "svg", "scale": 1}, "displaylogo": False}
+"""Every figure offers a download (SVG from the toolbar's camera; PNG via the browser)."""
 METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1": "F1", "roc_auc": "ROC AUC",
                  "mep@1": "MEP@1", "mep@2": "MEP@2", "mep@3": "MEP@3", "max_rhat": "Max R-hat",
-                 "max_se": "Largest MC error", "brier": "Brier score"}
+                 "max_se": "Largest MC error", "brier": "Brier score", "n_test": "Test atoms"}
 
 
 # ---------------------------------------------------------------------- runs of this session
@@ -164,16 +168,21 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     st.markdown(f"{head}**{exp.target}**{pred}{truth}")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
+    note = exp.meta.get("note")
+    if isinstance(note, str) and note:
+        st.info(note)
     if not exp.items:
         st.info("Nothing explains this prediction: no item exerts any influence on it.")
         return
     draw_graph = graph and any(it.kind in GRAPH_KINDS and len(it.atoms) > 1 for it in exp.items)
-    if draw_graph:
+    side = (explanation_graph_figure(exp, k=min(12, k + 2)) if draw_graph
+            else waterfall_figure(exp, k=k) if is_additive(exp) else None)
+    if side is not None:
         left, right = st.columns(2)
-        left.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars")
-        right.plotly_chart(explanation_graph_figure(exp, k=min(12, k + 2)), width="stretch", key=f"{key}_graph")
+        left.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars", config=PLOT_CONFIG)
+        right.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     else:
-        st.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars")
+        st.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars", config=PLOT_CONFIG)
     table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
     st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items")
     st.text(explanation_text(exp, k=min(3, k)))
@@ -185,6 +194,43 @@ def explainer_choice(run: Run, key: str, label: str = "Explainer") -> str | None
     if not names:
         return None
     return st.selectbox(label, names, key=key)
+
+
+# ---------------------------------------------------------------------- run-wide views
+def global_panel(run: Run, key: str, k: int = 5) -> None:
+    """Which rules / formulas / clauses explain most predictions, per explainer, beside the model summary."""
+    if not run.explanations:
+        st.info("This run has no explanations to summarise.")
+        return
+    names = list(run.explanations)
+    name = names[0] if len(names) == 1 else st.selectbox("Explainer", names, key=f"{key}_explainer")
+    frame = global_importance(run.explanations[name], k=k)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(global_importance_figure(frame, k=k), width="stretch", key=f"{key}_chart", config=PLOT_CONFIG)
+    left.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
+                 f"group among their top {k}; colour: green when its items mostly push predictions up, "
+                 "vermillion when mostly down.")
+    left.dataframe(frame.round(4), hide_index=True, width="stretch", key=f"{key}_table",
+                   column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
+    with right:
+        st.markdown("**The model**")
+        if run.summary is not None:
+            if run.summary.score_spec is not None:
+                st.caption(run.summary.score_spec.caption())
+            st.dataframe(run.summary.to_frame()[["rank", "text", "score", "explainable"]], hide_index=True,
+                         width="stretch", key=f"{key}_model",
+                         column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
+
+
+def quality_panel(run: Run, key: str, positive: str | None = None) -> None:
+    """How good the model is: the figures that fit its predictions, with the run's metrics."""
+    metrics_row(run.metrics)
+    figures = quality_figures(run.predictions, positive=positive)
+    if not figures:
+        st.info("No truth labels among the predictions: model quality cannot be judged on this data.")
+        return
+    for name, fig in figures:
+        st.plotly_chart(fig, width="stretch", key=f"{key}_{name}", config=PLOT_CONFIG)
 
 
 # ---------------------------------------------------------------------- downloads

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, remember_run, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
@@ -148,21 +148,26 @@ run = run_button(METHOD, ds, settings, label="Run search", key="esms_run_btn",
 stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
-    tabs = st.tabs(["Predictions & explanations", "Model", "Search", "γ sweep", "Stability", "Downloads"])
+    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Search", "γ sweep",
+                    "Stability", "Downloads"])
     with tabs[0]:
         metrics_row(run.metrics, ["mse", "mae", "mep@1", "mep@2", "mep@3"])
         target = predictions_browser(run.predictions, key="esms_pred")
         if target is not None:
             explanation_panel(run.explanation(GROUND_RULES, target), key="esms_exp")
     with tabs[1]:
-        show_model(ds, run)
+        global_panel(run, key="esms_global")
     with tabs[2]:
-        show_search(run)
+        quality_panel(run, key="esms_quality")
     with tabs[3]:
-        show_sweep(ds, run)
+        show_model(ds, run)
     with tabs[4]:
-        show_stability(run)
+        show_search(run)
     with tabs[5]:
+        show_sweep(ds, run)
+    with tabs[6]:
+        show_stability(run)
+    with tabs[7]:
         run_downloads(run, key="esms_dl")
         st.download_button("Model (PSL rules)", run.extras["esms"].model.to_text(), "esms_model.psl",
                            key="esms_dl_model")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import get_dataset, guarded
-from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
@@ -90,7 +90,13 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
         st.info(f"{LEGACY[name]} has no explanation of {target}.")
         return
     exp = exps[target]
-    pred = "" if exp.prediction is None else f" — prediction {exp.prediction:.3f}"
+    marginal = run.predictions.set_index("target")["prediction"].get(target)
+    if exp.prediction is None:
+        pred = ""
+    elif marginal is not None and abs(exp.prediction - float(marginal)) > 1e-9:
+        pred = f" — coalition estimate {exp.prediction:.3f} (full-network marginal {float(marginal):.3f})"
+    else:
+        pred = f" — prediction {exp.prediction:.3f}"
     st.markdown(f"**{LEGACY[name]}**{pred}")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
@@ -121,13 +127,14 @@ def explanations_tab(run: Run) -> None:
     c = st.columns(2)
     left = c[0].selectbox("Left", names, 0, format_func=LEGACY.get, key="mln_left")
     right = c[1].selectbox("Right", names, min(1, len(names) - 1), format_func=LEGACY.get, key="mln_right")
+    k = run.settings.top_k
     with c[0]:
-        method_panel(run, left, target, 5, "left")
+        method_panel(run, left, target, k, "left")
     with c[1]:
-        method_panel(run, right, target, 5, "right")
+        method_panel(run, right, target, k, "right")
     with st.expander(f"{LEGACY[left]}: every formula of this query, ranked"):
         if target in run.explanations[left]:
-            explanation_panel(run.explanations[left][target], key="mln_full", k=10)
+            explanation_panel(run.explanations[left][target], key="mln_full", k=max(k, 10))
 
 
 # ---------------------------------------------------------------------- model tab
@@ -232,20 +239,28 @@ setting = guarded(text_setting, ds, target)
 annotation = annotation_upload(ds)
 rules = rules_editor(ds, setting)
 settings = settings_form(ds, target, setting, rules)
+if not rules.strip():
+    st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
+    settings = None
 run = run_button(METHOD, ds, settings, label="Infer and explain every query", key="mln_run")
 stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
     metrics_row(run.metrics)
     st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
-    tabs = st.tabs(["Predictions & explanations", "Model", "Coalitions", "Evaluation", "Downloads"])
+    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Coalitions", "Evaluation",
+                    "Downloads"])
     with tabs[0]:
         explanations_tab(run)
     with tabs[1]:
-        model_tab(run)
+        global_panel(run, key="mln_global")
     with tabs[2]:
-        coalitions_tab(run)
+        quality_panel(run, key="mln_quality")
     with tabs[3]:
-        evaluation_tab(ds, run, annotation)
+        model_tab(run)
     with tabs[4]:
+        coalitions_tab(run)
+    with tabs[5]:
+        evaluation_tab(ds, run, annotation)
+    with tabs[6]:
         run_downloads(run, key="mln_dl")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.methods import Run
@@ -137,20 +137,25 @@ stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
     metrics_row(run.metrics, ["accuracy", "f1", "precision", "recall", "roc_auc"])
-    tabs = st.tabs(["Predictions & explanations", "Knowledge base", "Experiments", "Downloads"])
+    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Knowledge base", "Experiments",
+                    "Downloads"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="plkb_pred")
         if target is not None:
             show_row(run, target)
     with tabs[1]:
+        global_panel(run, key="plkb_global")
+    with tabs[2]:
+        quality_panel(run, key="plkb_quality", positive=str(run.model.classifier_.classes_[1]))
+    with tabs[3]:
         kb = run.model.classifier_.kb_summary()
         st.caption(f"{kb.get('clauses', len(run.summary.items)):,} clauses; positive class "
                    f"{run.model.classifier_.positive_class_!r}.")
         st.dataframe(run.model.classifier_.kb_.to_frame(), hide_index=True, width="stretch", height=400)
         if run.summary is not None and run.summary.items:
             st.plotly_chart(ranked_bar_figure(run.summary, k=15, title="Clauses by probability"), width="stretch")
-    with tabs[2]:
+    with tabs[4]:
         show_experiments(run)
-    with tabs[3]:
+    with tabs[5]:
         run_downloads(run, key="plkb_dl")
         st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")

@@ -15,6 +15,9 @@ def explanation_text(exp: Explanation, k: int = 3) -> str:
     head = f"{exp.target_text or exp.target}: predicted {_value(exp.prediction)}"
     if exp.truth is not None:
         head += f", true {_value(exp.truth)}"
+    note = exp.meta.get("note")
+    if isinstance(note, str) and note:
+        head += f". {note}"
     if not exp.items:
         return head + ". No item explains this prediction (nothing exerts any influence on it)."
     spec = exp.score_spec

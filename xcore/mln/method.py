@@ -136,6 +136,11 @@ class MLNEstimator(Estimator):
             word = (self.setting_.word_predicate if self.setting_ is not None else None) or "has_word"
             learned = learn_weights(rules, data, method=s.learn, target=target, word_predicate=word)
             rules = "\n".join(r.text("mln") for r in learned) + "\n"
+        from xcore.logic.parser import parse_rules
+
+        if not parse_rules(rules, dialect="mln", source="rules"):
+            raise XcoreError("the rules contain no clause (only comments or blank lines): inference without "
+                             "rules would only report 0.5 everywhere")
         self.rules_text_ = rules
         method = s.inference if s.inference != "auto" else \
             ("exact" if n_query_atoms(data) <= EXACT_LIMIT else "gibbs")

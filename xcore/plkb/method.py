@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
@@ -16,6 +17,8 @@ from xcore.plkb.workflow import PLKBRun, PLKBSettings, identifier_columns, run_p
 from xcore.runtime import Progress, scaled
 
 DECISIVE = "plkb:decisive"
+UNDECIDED_TOL = 1e-6
+"""An interval within this of [0, 1] decides nothing."""
 SHAPLEY = "plkb:shapley"
 
 DECISIVE_SCORE = ScoreSpec(
@@ -136,7 +139,16 @@ class DecisiveExplainer(Explainer):
         for i, target in enumerate(wanted):  # one LP search per row: the unit of work is a row, not an atom
             x = model.row(target)
             exp = model.classifier_.explain(x, min(k, x.shape[1])).to_explanation()
-            exps.append(replace(exp, target=target, target_text=f"{target}: {exp.target_text}"))
+            items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))})
+                     for it in exp.items]  # a sub-query above 0.5 pushes towards POS
+            meta = dict(exp.meta)
+            if items and items[0].extras.get("omega_lo", 1.0) <= UNDECIDED_TOL \
+                    and items[0].extras.get("omega_hi", 0.0) >= 1.0 - UNDECIDED_TOL:
+                meta["note"] = (f"No set of {k} features decides this prediction: every {k}-feature sub-query "
+                                "leaves ω(POS) anywhere in [0, 1]. Try a larger k.")
+                meta["undecided"] = True
+            exps.append(replace(exp, items=items, meta=meta, target=target,
+                                target_text=f"{target}: {exp.target_text}"))
             report((i + 1) / max(len(wanted), 1), f"decisive features of {target}")
         return self.finish(ExplanationSet(exps, method=self.name, meta={"k": k}))
 

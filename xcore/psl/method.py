@@ -133,6 +133,7 @@ def _as_run(est: ESMSEstimator, fingerprint: str, dataset_name: str, timings: di
     exps = EXPLAINERS[GROUND_RULES].finish(est.run_.explanations)
     est.run_.explanations = exps
     metrics = {k: float(v) for k, v in est.run_.metrics.items() if np.isfinite(v)}  # AUPR: 0/1 truth only
+    metrics["n_test"] = metrics.pop("n", float(len(est.run_.predictions)))
     metrics.update({f"mep@{k}": float(mep_at_k(exps, k)) for k in (1, 2, 3)})
     history = est.run_.history
     timings = {**timings, "explain": time.perf_counter() - t1}

@@ -150,6 +150,7 @@ def apply_rules(run: ESMSRun, text: str, learn_missing_weights: bool = True) -> 
     rules = parse_rules(text, dialect="psl", source="edited rules")
     if not rules:
         raise XcoreError("the edited model has no rules")
+    rules = _keep_template_names(rules, run.model.rules)
     if learn_missing_weights and any(r.weight == 0 for r in rules):
         zero = [r for r in rules if r.weight == 0]
         learned = PSLModel(zero, alpha=run.settings.alpha, block=run.settings.block)
@@ -157,6 +158,15 @@ def apply_rules(run: ESMSRun, text: str, learn_missing_weights: bool = True) -> 
         it = iter(learned.rules)
         rules = [next(it) if r.weight == 0 else r for r in rules]
     return _apply(run.settings, run.search, run.train, run.valid, run.test, rules)
+
+
+def _keep_template_names(rules: Sequence[Rule], before: Sequence[Rule]) -> list[Rule]:
+    """Edited rules keep the template name of the searched rule they equal (up to weight and renaming)."""
+    from xcore.psl.templates import rule_key
+
+    names = {rule_key(r): r.name for r in before if r.name}
+    return [r if r.name or rule_key(r) not in names else
+            Rule(r.body, r.head, r.weight, r.squared, r.dialect, names[rule_key(r)]) for r in rules]
 
 
 def sweep(ds: RelationalDataset, settings: ESMSSettings, grid: Sequence[float] = DEFAULT_GAMMA_GRID,

@@ -3,6 +3,18 @@
 from xcore.viz.charts import item_labels, ranked_bar_figure, tradeoff_figure, value_histogram_figure
 from xcore.viz.common import FigureInputError, truncate
 from xcore.viz.embedding import embedding_scatter_figure
+from xcore.viz.views import (
+    base_value,
+    calibration_figure,
+    confusion_figure,
+    global_importance_figure,
+    is_additive,
+    prediction_kind,
+    quality_figures,
+    residual_figure,
+    roc_pr_figure,
+    waterfall_figure,
+)
 from xcore.viz.graphs import (
     edge_width,
     explanation_graph,
@@ -16,5 +28,7 @@ from xcore.viz.graphs import (
 __all__ = [
     "FigureInputError", "edge_width", "embedding_scatter_figure", "explanation_graph", "explanation_graph_figure", "graph_layout",
     "item_labels", "predicate_graph_figure", "predicate_size", "ranked_bar_figure", "target_node",
-    "tradeoff_figure", "truncate", "value_histogram_figure",
+    "tradeoff_figure", "truncate", "value_histogram_figure", "base_value", "calibration_figure", "confusion_figure",
+    "global_importance_figure", "is_additive", "prediction_kind", "quality_figures", "residual_figure",
+    "roc_pr_figure", "waterfall_figure",
 ]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from xcore.explain.direction import DOWN, LABELS, UNKNOWN, UP, directions, signed_scores
 from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, hover, styled, truncate
@@ -17,34 +18,53 @@ def item_labels(explanation: Explanation, k: int = 10, width: int = 60) -> list[
 
 
 def ranked_bar_figure(explanation: Explanation, k: int = 10, label_width: int = 60,
-                      title: str | None = None) -> go.Figure:
-    """Horizontal bars of the top-`k` items' scores, rank 1 at the top, coloured by explainable flag.
+                      title: str | None = None, colour_by: str = "direction") -> go.Figure:
+    """Horizontal bars of the top-`k` items' scores, rank 1 at the top.
 
-    Traces "explainable" and "not explainable" (only when non-empty); the y axis category order
-    is the rank order. Labels are truncated to `label_width`; hover shows the full texts.
+    `colour_by="direction"` (default): one trace per direction ("pushes up", "pushes down",
+    "direction not given"), items of non-explainable predicates hatched; the x axis shows the
+    score with its direction as sign where the method records it. `colour_by="explainable"`: traces
+    "explainable" and "not explainable". Labels carry the rank and are truncated to `label_width`
+    with an ellipsis; hover shows the full texts and the method's extras.
     """
     if not isinstance(explanation, Explanation):
         raise FigureInputError(f"ranked_bar_figure needs an Explanation, got {type(explanation).__name__}")
+    if colour_by not in ("direction", "explainable"):
+        raise FigureInputError(f"colour_by must be 'direction' or 'explainable', got {colour_by!r}")
     items = explanation.top(k)
     title = title if title is not None else f"Top {len(items)} reasons for {truncate(explanation.target, 80)}"
     if not items:
         return empty_figure("this explanation has no items", title)
     labels = item_labels(explanation, k, label_width)
+    label_score = explanation.score_spec.label if explanation.score_spec is not None else "score"
+    if colour_by == "direction":
+        d = directions(explanation, k)
+        x = signed_scores(explanation, k)
+        groups = [(LABELS[v], [i for i in range(len(items)) if d[i] == v], theme.direction_colour(v))
+                  for v in (UP, DOWN, UNKNOWN)]
+        x_title = f"{label_score} (signed by direction)" if (d != UNKNOWN).any() else label_score
+    else:
+        x = np.array([it.score for it in items])
+        groups = [(name, [i for i, it in enumerate(items) if it.explainable is flag], theme.explainable_colour(flag))
+                  for name, flag in (("explainable", True), ("not explainable", False))]
+        x_title = label_score
     fig = go.Figure()
-    for name, flag in (("explainable", True), ("not explainable", False)):
-        idx = [i for i, it in enumerate(items) if it.explainable is flag]
+    for name, idx, colour in groups:
         if not idx:
             continue
+        hatch = ["" if items[i].explainable else "/" for i in idx] if colour_by == "direction" else None
         fig.add_trace(go.Bar(
-            x=[items[i].score for i in idx], y=[labels[i] for i in idx], orientation="h", name=name,
-            marker=dict(color=theme.explainable_colour(flag)), hoverinfo="text",
+            x=[float(x[i]) for i in idx], y=[labels[i] for i in idx], orientation="h", name=name,
+            marker=dict(color=colour, pattern=dict(shape=hatch) if hatch else None), hoverinfo="text",
             customdata=[items[i].text for i in idx],
-            hovertext=[hover(f"#{i + 1} {items[i].kind}, score {fmt(items[i].score)}", items[i].text,
+            hovertext=[hover(f"#{i + 1} {items[i].kind}, {label_score} {fmt(items[i].score)}"
+                             + ("" if items[i].explainable else " (not explainable)"), items[i].text,
                              items[i].natural, *[f"{key}: {fmt(v)}" for key, v in items[i].extras.items()])
                        for i in idx]))
-    fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed")
-    fig.update_xaxes(title_text="score", zeroline=True, zerolinecolor=theme.OUTLINE)
-    fig.update_layout(barmode="overlay", height=140 + 28 * len(items), margin=dict(l=10, r=10, t=50, b=40))
+    fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed", automargin=True)
+    fig.update_xaxes(title_text=x_title, zeroline=True, zerolinecolor=theme.OUTLINE)
+    fig.update_layout(barmode="overlay", height=140 + 28 * len(items), margin=dict(l=10, r=10, t=50, b=40),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return styled(fig, title)
 
 

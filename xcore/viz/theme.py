@@ -32,6 +32,17 @@ EDGE_WIDTH_MAX = 8.0
 """Explanation-graph edges scale linearly in |score| between these widths (pixels)."""
 
 
+UP = "#009E73"
+"""Items that push the prediction up: bluish green."""
+DOWN = "#D55E00"
+"""Items that push the prediction down: vermillion."""
+
+
+def direction_colour(direction: int) -> str:
+    """The colour of an item pushing up (+1), down (-1) or in no recorded direction (0)."""
+    return UP if direction > 0 else DOWN if direction < 0 else UNKNOWN
+
+
 def explainable_colour(explainable: bool) -> str:
     """The colour of an item given its explainable flag."""
     return EXPLAINABLE if explainable else NOT_EXPLAINABLE

@@ -1,0 +1,21 @@
+"""Rough edge: when every size-k sub-query ties at [0, 1], the classifier says no k features decide."""
+
+from __future__ import annotations
+
+from xcore.explain.text import explanation_text
+from xcore.methods import run_method
+from xcore.plkb.method import DecisiveExplainer
+from xcore.plkb.workflow import PLKBSettings, generated_dataset
+
+
+def test_row_279_of_the_seed_1_strings_has_no_decisive_pair_but_a_decisive_triple():
+    ds = generated_dataset("Synthetic strings", seed=1)
+    run = run_method("plkb", ds, PLKBSettings(label="label", explain_rows=0), cache=None)
+    pair = DecisiveExplainer(k=2).explain(run.model, targets=["row 279"])["row 279"]
+    assert pair.meta.get("undecided") is True
+    assert "No set of 2 features decides" in explanation_text(pair)
+    assert all(it.extras["omega_lo"] == 0.0 and it.extras["omega_hi"] == 1.0 for it in pair.items[:3])
+    triple = DecisiveExplainer(k=3).explain(run.model, targets=["row 279"])["row 279"]
+    assert not triple.meta.get("undecided")
+    best = triple.items[0]
+    assert not (best.extras["omega_lo"] <= 1e-6 and best.extras["omega_hi"] >= 1 - 1e-6)
