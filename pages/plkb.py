@@ -99,6 +99,39 @@ def show_row(run: Run, target: str) -> None:
                 st.dataframe(frame, hide_index=True, width="stretch")
 
 
+def what_if(run: Run, target: str | None) -> None:
+    """Edit a row's feature values and see ω(POS), its interval and the decisive features update live."""
+    est = run.model
+    base = est.row(target).iloc[0].to_dict() if target is not None and target in set(run.predictions["target"]) else {}
+    st.caption(f"Starting from **{target or 'an empty row'}** (select another row in the predictions tab). Each "
+               "change re-runs the LP (milliseconds). '(unknown)' leaves the feature out of the query.")
+    values: dict[str, object] = {}
+    options = est.feature_options()
+    cols = st.columns(4)
+    for i, (name, seen) in enumerate(options.items()):
+        col = cols[i % 4]
+        current = base.get(name)
+        numeric = pd.api.types.is_numeric_dtype(run.extras["plkb"].X_train[name]) and len(seen) > 12
+        if numeric:
+            v = col.number_input(name, value=None if current is None or pd.isna(current) else float(current),
+                                 key=f"plkb_wi_{target}_{name}", placeholder="(unknown)")
+        else:
+            choices = ["(unknown)", *seen]
+            index = choices.index(current) if current in choices else 0
+            v = col.selectbox(name, choices, index=index, key=f"plkb_wi_{target}_{name}")
+            v = None if v == "(unknown)" else v
+        values[name] = v
+    exp = guarded(est.what_if, values)
+    if exp is None:
+        return
+    c = st.columns(3)
+    c[0].metric("ω(POS) midpoint", f"{exp.prediction:.3f}")
+    c[1].metric("interval", f"[{exp.meta['omega_lo']:.3f}, {exp.meta['omega_hi']:.3f}]",
+                help="The LP's lowest and highest probability of POS consistent with the KB and the known features.")
+    c[2].metric("prediction", str(est.classifier_.classes_[1] if exp.prediction > 0.5 else est.classifier_.classes_[0]))
+    explanation_panel(exp, key="plkb_whatif", graph=False, title="Decisive features of the edited row")
+
+
 def _shap_compare(run: Run, x: pd.DataFrame):
     from xcore.plkb.shap_compare import compare_with_shap, shap_for
 
@@ -137,25 +170,27 @@ stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
     metrics_row(run.metrics, ["accuracy", "f1", "precision", "recall", "roc_auc"])
-    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Knowledge base", "Experiments",
-                    "Downloads"])
+    tabs = st.tabs(["Predictions & explanations", "What-if", "Global view", "Model quality", "Knowledge base",
+                    "Experiments", "Downloads"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="plkb_pred")
         if target is not None:
             show_row(run, target)
     with tabs[1]:
-        global_panel(run, key="plkb_global")
+        what_if(run, target)
     with tabs[2]:
-        quality_panel(run, key="plkb_quality", positive=str(run.model.classifier_.classes_[1]))
+        global_panel(run, key="plkb_global")
     with tabs[3]:
+        quality_panel(run, key="plkb_quality", positive=str(run.model.classifier_.classes_[1]))
+    with tabs[4]:
         kb = run.model.classifier_.kb_summary()
         st.caption(f"{kb.get('clauses', len(run.summary.items)):,} clauses; positive class "
                    f"{run.model.classifier_.positive_class_!r}.")
         st.dataframe(run.model.classifier_.kb_.to_frame(), hide_index=True, width="stretch", height=400)
         if run.summary is not None and run.summary.items:
             st.plotly_chart(ranked_bar_figure(run.summary, k=15, title="Clauses by probability"), width="stretch")
-    with tabs[4]:
-        show_experiments(run)
     with tabs[5]:
+        show_experiments(run)
+    with tabs[6]:
         run_downloads(run, key="plkb_dl")
         st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")

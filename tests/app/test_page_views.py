@@ -81,3 +81,21 @@ def test_classifier_says_when_no_k_features_decide_a_row():
     at.run()
     click(at, "plkb_train")
     assert not errors(at)
+
+
+def test_classifier_what_if_updates_the_interval_and_the_decisive_features():
+    at = page("plkb", load_sample("titanic_like"))
+    click(at, "plkb_train")
+    run = list(at.session_state["_runs"].values())[-1]
+    target = sorted(run.predictions["target"])[0]
+    before = {m.label: m.value for m in at.metric}["ω(POS) midpoint"]
+    row = run.model.row(target).iloc[0]
+    flip = "female" if row["sex"] == "male" else "male"
+    at.selectbox(key=f"plkb_wi_{target}_sex").set_value(flip)
+    at.run()
+    assert not at.exception and not errors(at)
+    after = {m.label: m.value for m in at.metric}["ω(POS) midpoint"]
+    expected = run.model.what_if({**row.to_dict(), "sex": flip})
+    assert after == f"{expected.prediction:.3f}"
+    assert after != before or expected.prediction == run.model.what_if(row.to_dict()).prediction
+    assert any(m.value.startswith("**Decisive features of the edited row**") for m in at.markdown)

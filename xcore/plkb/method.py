@@ -96,6 +96,33 @@ class PLKBEstimator(Estimator):
             raise XcoreError(f"{target!r} is not a test row of this run")
         return X.iloc[[hits[0]]]
 
+    def feature_options(self) -> dict[str, list]:
+        """Each feature column with the values seen in training (numeric columns: their sorted unique values)."""
+        self.check_fitted()
+        X = self.run_.X_train
+        return {str(c): sorted(pd.unique(X[c].dropna()).tolist(), key=lambda v: (str(type(v)), v)) for c in X.columns}
+
+    def what_if(self, values: dict[str, object], k: int | None = None) -> Explanation:
+        """The decisive-feature explanation of a row built from `values` (feature -> value; a missing or
+        None value leaves that feature unknown), with omega(POS)'s interval for the whole row in meta."""
+        self.check_fitted()
+        columns = list(self.run_.X_train.columns)
+        unknown = sorted(set(values) - set(map(str, columns)))
+        if unknown:
+            raise XcoreError(f"unknown feature {unknown[0]!r}; the model's features are: {', '.join(map(str, columns))}")
+        row = pd.DataFrame([{c: values.get(str(c)) for c in columns}], index=["what-if"])
+        for c in columns:  # keep the training dtypes so numeric bins apply
+            if pd.api.types.is_numeric_dtype(self.run_.X_train[c]):
+                row[c] = pd.to_numeric(row[c], errors="coerce")
+        k = min(k or self.settings.k, len(columns))
+        exp = self.classifier_.explain(row, k).to_explanation()
+        iv = self.classifier_.predict_interval(row).iloc[0]
+        items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))}) for it in exp.items]
+        meta = {**exp.meta, "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]), "row": {str(c): values.get(str(c))
+                for c in columns}}
+        return replace(exp, items=items, target="row what-if", prediction=float(iv["mid"]), meta=meta,
+                       method=DECISIVE, score_spec=DECISIVE_SCORE)
+
     def kb_summary(self) -> Explanation:
         """The knowledge base as one explanation: each clause with its probability."""
         self.check_fitted()
