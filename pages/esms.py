@@ -12,7 +12,7 @@ from xcore.data.samples import load_sample, sample_info
 from xcore.methods import Run, run_key
 from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer
 from xcore.psl.stability import relational_stability
-from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, as_float_grid, sweep
+from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, sweep
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
@@ -56,6 +56,14 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
                                key="esms_counterparts",
                                help="The paper's templates only push the target up; counterparts also "
                                     "pull it down when the evidence is low.")
+    positive_only = all_positive(ds, target)
+    if positive_only:
+        st.info(f"Every truth value of **{target}** is 1.0: without negative labels a model predicting 1 "
+                "everywhere is perfect. The closed-world reading counts absent atoms of its domain as 0.")
+    if st.session_state.get("esms_cw_for") != (ds.fingerprint(), target):
+        st.session_state["esms_closed_world"] = positive_only
+        st.session_state["esms_cw_for"] = (ds.fingerprint(), target)
+    closed_world = st.checkbox("Closed world: absent atoms of the target's domain are 0", key="esms_closed_world")
     c1, c2, c3, c4, c5 = st.columns(5)
     for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
                           ("esms_seed", 0)):
@@ -68,7 +76,7 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
                    explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
                    rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                   counterparts=bool(counterparts))
+                   counterparts=bool(counterparts), closed_world=bool(closed_world))
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:

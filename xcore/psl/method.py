@@ -13,7 +13,8 @@ from xcore.explain.metrics import mep_at_k
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
 from xcore.psl.model import PSLModel
-from xcore.psl.workflow import DEMO_SETTINGS, ESMSRun, ESMSSettings, apply_rules, candidate_targets, run_esms
+from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, candidate_targets,
+                                run_esms)
 from xcore.runtime import Progress
 
 GROUND_RULES = "esms:ground-rules"
@@ -30,8 +31,9 @@ RULE_WEIGHT_SCORE = ScoreSpec(
 
 
 def esms_targets(dataset: RelationalDataset) -> list[str]:
-    """Predicates ESMS can learn: labelled target atoms and two arguments (the meta-templates' T(A, B))."""
-    return [p for p in candidate_targets(dataset) if dataset.predicate(p).arity == 2]
+    """Predicates ESMS can learn: labelled target atoms with one or two arguments (the meta-templates'
+    T(A) and T(A, B))."""
+    return [p for p in candidate_targets(dataset) if dataset.predicate(p).arity in (1, 2)]
 
 
 def applicable(dataset: RelationalDataset) -> str | None:
@@ -40,7 +42,7 @@ def applicable(dataset: RelationalDataset) -> str | None:
         return "no predicate has target atoms with truth labels to learn from"
     if not esms_targets(dataset):
         names = ", ".join(candidate_targets(dataset))
-        return (f"the meta-templates need a binary target T(A, B) with truth labels; the labelled "
+        return (f"the meta-templates need a target T(A) or T(A, B) with truth labels; the labelled "
                 f"targets here ({names}) have other arities")
     return None
 
@@ -53,7 +55,7 @@ def default_settings(dataset: RelationalDataset) -> ESMSSettings:
     target = "rating" if "rating" in targets else targets[0]
     block = "rated" if "rated" in dataset.schema.names and target == "rating" else None
     return ESMSSettings(target=target, block=block, rules_per_model=10, iterations=20,
-                        gamma=DEMO_SETTINGS.gamma)
+                        gamma=DEMO_SETTINGS.gamma, closed_world=all_positive(dataset, target))
 
 
 class ESMSEstimator(Estimator):
@@ -70,8 +72,11 @@ class ESMSEstimator(Estimator):
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
         """Predictions of the held-out split (`data` None) or of `data`'s targets, one frame shape."""
         self.check_fitted()
-        model = self.model_ if data is None else self._applied(data)
-        frame = model.predict()
+        if data is None:
+            frame = self.run_.predictions
+        else:
+            frame = self._applied(data).predict()
+            frame = frame[frame["predicate"] == self.settings.target]
         return prediction_frame(frame["atom"], frame["prediction"], frame["truth"], error=frame["error"])
 
     def _applied(self, data: RelationalDataset) -> PSLModel:

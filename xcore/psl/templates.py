@@ -177,6 +177,21 @@ DEFAULT_TEMPLATES: tuple[MetaTemplate, ...] = (
 )
 """The paper's meta-templates for a binary target T(A, B)."""
 
+UNARY_TEMPLATES: tuple[MetaTemplate, ...] = (
+    MetaTemplate("attribute", (("A",),), ("A",), description="attribute: _(A) -> T(A)"),
+    MetaTemplate("relation", (("A", "B"),), ("A",), description="has a relation: _(A,B) -> T(A)"),
+    MetaTemplate("neighbour", (("A", "B"), ("B",)), ("A",),
+                 description="neighbour through a link: _(A,B) & _(B) -> T(A)"),
+    MetaTemplate("neighbour_in", (("B", "A"), ("B",)), ("A",),
+                 description="neighbour through an incoming link: _(B,A) & _(B) -> T(A)"),
+    MetaTemplate("two_hop", (("A", "B"), ("B", "C"), ("C",)), ("A",),
+                 description="two hops: _(A,B) & _(B,C) & _(C) -> T(A)"),
+    MetaTemplate("prior_false", (), ("A",), negated_head=True, description="prior: T(A) pulled towards 0"),
+    MetaTemplate("prior_true", (), ("A",), description="prior: T(A) pulled towards 1"),
+)
+"""The same shapes for a unary target T(A) (attribute, neighbour through a link, two hops, priors), so
+ESMS runs on data such as friends and smokers; the paper defines templates for pairs only."""
+
 HYPER_TEMPLATES: tuple[MetaTemplate, ...] = DEFAULT_TEMPLATES + tuple(
     counterpart_of(t) for t in DEFAULT_TEMPLATES if not t.is_prior)
 """The paper's templates plus their negative counterparts (HyPER-style two-sided rules)."""
@@ -213,13 +228,16 @@ def fill_templates(schema: Schema | Sequence, target_pred: str, block_pred: str 
                    include_priors: bool = True, counterparts: bool = False) -> CandidateRules:
     """All candidate rules: every template filled with every type-consistent choice of predicates.
 
-    `counterparts=True` also fills the negative counterpart of every non-prior template.
+    `counterparts=True` also fills the negative counterpart of every non-prior template. For a unary
+    target, pair-shaped templates (the default) are replaced by `UNARY_TEMPLATES`.
     """
     if counterparts:
         templates = with_counterparts(templates)
     if not isinstance(schema, Schema):
         schema = Schema.of(list(schema))
-    schema[target_pred]  # clear error for an unknown target
+    if schema[target_pred].arity == 1 and all(len(t.head) == 2 for t in templates):
+        unary = UNARY_TEMPLATES  # the default (pair) templates asked for a unary target: use their unary shapes
+        templates = with_counterparts(unary) if any(t.counterpart for t in templates) else unary
     out: list[Rule] = []
     for t in templates:
         if t.is_prior and not include_priors:

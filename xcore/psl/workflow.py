@@ -21,7 +21,7 @@ from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.methods.base import Settings
 from pydantic import Field
-from xcore.psl.model import PSLModel
+from xcore.psl.model import PSLModel, prediction_metrics
 from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
 from xcore.runtime import Progress
 
@@ -47,6 +47,10 @@ class ESMSSettings(Settings):
     test_fraction: float = Field(0.2, gt=0.0, lt=0.5)
     counterparts: bool = False
     """Add HyPER-style counterpart templates (pull the target down when the evidence is low)."""
+    closed_world: bool = False
+    """Read absent atoms of the target's domain as 0 (needed when every truth value is 1)."""
+    closed_world_limit: int = Field(200_000, ge=1)
+    """Most negative atoms the closed-world reading may add (else a block predicate is needed)."""
 
     def search_kwargs(self) -> dict:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
@@ -117,6 +121,14 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
         raise XcoreError(f"target {settings.target!r} is not a predicate of {ds.name!r}")
     if settings.block is not None and settings.block not in ds.schema.names:
         raise XcoreError(f"block predicate {settings.block!r} is not a predicate of {ds.name!r}")
+    truth = ds.truth(settings.target)["value"] if settings.target in ds.schema.names else None
+    if settings.closed_world:
+        ds = closed_world(ds, settings.target, settings.block, settings.closed_world_limit)
+    elif truth is not None and len(truth) and bool((truth == 1.0).all()):
+        raise XcoreError(
+            f"every truth value of {settings.target} is 1.0: there are no negative labels, so predicting 1 "
+            "everywhere would score MSE 0 and no rule would have anything to explain. Turn on the closed-world "
+            "reading (closed_world: absent atoms of the target's domain count as 0).")
     if settings.target not in candidate_targets(ds):
         raise XcoreError(f"{settings.target} has no labelled target atoms to learn from; "
                          f"choose one of: {', '.join(candidate_targets(ds)) or 'none'}")
@@ -130,15 +142,62 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
     return run
 
 
+def all_positive(ds: RelationalDataset, target: str) -> bool:
+    """True when the target has truth labels and every one is 1.0 (no negative examples)."""
+    truth = ds.truth(target)["value"]
+    return bool(len(truth)) and bool((truth == 1.0).all())
+
+
+def closed_world(ds: RelationalDataset, target: str, block: str | None = None,
+                 limit: int = 200_000) -> RelationalDataset:
+    """The dataset with every absent atom of the target's domain added as a target labelled 0.
+
+    The domain is the block predicate's observed atoms when one is given, else the cross product of
+    the constants seen in each argument position of the target's atoms; more than `limit` new atoms
+    is an error naming the size (choose a block predicate).
+    """
+    pred = ds.predicate(target)
+    cols = pred.columns
+    known = pd.concat([ds.observations(target)[cols], ds.targets(target)[cols], ds.truth(target)[cols]],
+                      ignore_index=True).drop_duplicates()
+    if block is not None:
+        candidates = ds.observations(block)[cols].drop_duplicates()
+    else:
+        domains = [pd.unique(known[c]) for c in cols]
+        size = int(np.prod([len(d) for d in domains], dtype=np.float64))
+        if size - len(known) > limit:
+            raise XcoreError(f"the closed-world reading of {target} would add about {size - len(known):,} atoms "
+                             f"(the product of its argument domains), above the limit of {limit:,}: choose a "
+                             "block predicate that lists the candidate atoms")
+        grid = pd.MultiIndex.from_product(domains, names=cols)
+        candidates = grid.to_frame(index=False)
+    merged = candidates.merge(known, on=cols, how="left", indicator=True)
+    new = merged.loc[merged["_merge"] == "left_only", cols].reset_index(drop=True)
+    if len(new) > limit:
+        raise XcoreError(f"the closed-world reading of {target} would add {len(new):,} atoms, above the limit "
+                         f"of {limit:,}")
+    tables = {name: dict(parts) for name, parts in ds.tables.items()}
+    tables[target]["targets"] = pd.concat([ds.targets(target), new.assign(value=np.nan)], ignore_index=True)
+    tables[target]["truth"] = pd.concat([ds.truth(target), new.assign(value=0.0)], ignore_index=True)
+    return RelationalDataset(ds.schema, tables, name=ds.name, description=ds.description, tabular=ds.tabular,
+                             label=ds.label)
+
+
 def _apply(settings: ESMSSettings, search: ESMSSearch, train, valid, test,
            rules: Sequence[Rule]) -> ESMSRun:
+    """The rules applied to the test split: predictions, explanations and metrics of the target's atoms
+    (other open predicates the rules mention are inferred too, but are not what ESMS learned)."""
     model = PSLModel(list(rules), alpha=settings.alpha, block=settings.block)
     model.ground(test)
     model.infer()
     predictions = model.predict()
+    keep = (predictions["predicate"] == settings.target).to_numpy()
+    predictions = predictions[keep].reset_index(drop=True)
     explanations = model.explain_all()
-    return ESMSRun(settings, search, train, valid, test, model, predictions, explanations,
-                   model.evaluate())
+    explanations = ExplanationSet([e for e in explanations if e.target in set(predictions["atom"])],
+                                  method=explanations.method, meta=explanations.meta)
+    metrics = prediction_metrics(predictions["prediction"].to_numpy(), predictions["truth"].to_numpy(dtype=float))
+    return ESMSRun(settings, search, train, valid, test, model, predictions, explanations, metrics)
 
 
 def apply_rules(run: ESMSRun, text: str, learn_missing_weights: bool = True) -> ESMSRun:
