@@ -227,9 +227,9 @@ def test_review_explanations_are_complete_and_reproducible(reviews):
 def test_coalition_frame_and_progress(reviews):
     calls = []
     ie = IExplainer(C=0.3, S=0.5, T=2, gibbs_options=FAST_GIBBS).fit(
-        reviews, "review", progress=lambda d, t, m: calls.append((d, t, m)))
-    assert calls[0][0] == 0 and calls[-1][0] == calls[-1][1] == 4
-    assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls)
+        reviews, "review", progress=lambda f, m: calls.append((f, m)))
+    assert calls[0][0] == 0 and calls[-1][0] == 1.0 and len(calls) == 5
+    assert [f for f, _ in calls] == sorted(f for f, _ in calls)
     f = ie.coalition_frame()
     assert list(f.columns) == ["object", "x", "y", "cluster", "n_coalitions"]
     assert list(f["object"]) == [f"r{i}" for i in range(10)]

@@ -8,7 +8,6 @@ then asks it for explanations, Shapley values, baselines and the pollution curve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -17,8 +16,8 @@ from sklearn.model_selection import train_test_split
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError, XcoreError
 from xcore.plkb.classifier import PLKBClassifier
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)

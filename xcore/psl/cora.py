@@ -175,9 +175,9 @@ def load_cora_dataset(root: str | Path = DEFAULT_ROOT, subset: int | None = None
     W = X[:, words].tocoo()
     counts = (X[observed][:, words].T @ onehot[observed])  # words x cats
     share = (np.asarray(counts) + 1.0) / (np.asarray(counts).sum(axis=1, keepdims=True) + n_cat)
-    from xcore.psl.model import single_threaded_blas
+    from xcore.runtime import limited_threads
 
-    with single_threaded_blas():  # small problem: OpenBLAS threads only spin (see bench/psl_esms_parallel.py)
+    with limited_threads(1):  # small problem: OpenBLAS threads only spin (see bench/psl_esms_parallel.py)
         clf = LogisticRegression(max_iter=2000, C=1.0, random_state=seed).fit(Xo, yo)
     proba = np.zeros((n, n_cat))
     proba[:, clf.classes_] = clf.predict_proba(X)

@@ -35,9 +35,8 @@ from xcore.psl.inference import MAPResult, map_inference
 from xcore.psl.ppll import learn_weight
 from xcore.psl.program import HingeProgram
 from xcore.psl.templates import is_alpha_explainable, rule_key
+from xcore.runtime import Progress, limited_threads
 
-Progress = Callable[[float, str], None]
-"""``progress(fraction in [0, 1], message)``."""
 
 ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
 """Metrics where lower is better (continuous targets)."""
@@ -47,18 +46,8 @@ RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")
 
 # ---------------------------------------------------------------------- BLAS threads
 def single_threaded_blas():
-    """Context manager limiting BLAS to one thread (a no-op without threadpoolctl).
-
-    MAP problems here are small-vector work where OpenBLAS's worker threads only spin: on a busy
-    2-core machine L-BFGS-B ran about 60x slower with them (see bench/psl_esms_parallel.py).
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    """Deprecated alias of `xcore.runtime.limited_threads(1)` (kept so old imports keep working)."""
+    return limited_threads(1)
 
 
 # ---------------------------------------------------------------------- data identity
@@ -304,8 +293,7 @@ class PSLModel:
     def ground(self, dataset: RelationalDataset | AtomStore, progress: Progress | None = None) -> "PSLModel":
         """Ground every rule on `dataset` with the shared grounder and build the hinge program."""
         store = dataset if isinstance(dataset, AtomStore) else AtomStore.from_dataset(dataset)
-        cb = (lambda i, n, msg: progress(i / max(n, 1), msg)) if progress else None
-        gp = ground(self.rules, store, limit=self.limit, progress=cb)
+        gp = ground(self.rules, store, limit=self.limit, progress=progress)
         forms = [rule_form(g, store) for g in gp]
         for k, (r, g) in enumerate(zip(self.rules, gp)):
             if r.is_hard:
@@ -328,7 +316,7 @@ class PSLModel:
             y0 = self.y_
         elif self.store_ is not None and np.isfinite(self.store_.target_initial).any():
             y0 = np.where(np.isfinite(self.store_.target_initial), self.store_.target_initial, 0.5)
-        with single_threaded_blas():
+        with limited_threads(1):
             res = map_inference(prog, method or self.inference, y0=y0)
         self.map_, self.y_ = res, res.y
         return res

@@ -8,7 +8,7 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,8 +21,8 @@ from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.psl.model import PSLModel
 from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
