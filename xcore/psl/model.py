@@ -19,7 +19,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,7 @@ from xcore.errors import XcoreError
 from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
+from xcore.psl.explain import explain_targets, explanation_frame
 from xcore.psl.inference import MAPResult, map_inference
 from xcore.psl.ppll import learn_weight
 from xcore.psl.program import HingeProgram
@@ -351,21 +352,16 @@ class PSLModel:
 
     def explanation_frame(self, targets: np.ndarray | None = None, keep_zero: bool = False) -> pd.DataFrame:
         """Every (target, ground rule) pair with its score, ranked per target; see `xcore.psl.explain`."""
-        from xcore.psl.explain import explanation_frame
-
         return explanation_frame(self, targets=targets, keep_zero=keep_zero)
 
     def explain(self, atom, top_k: int | None = None, keep_zero: bool = False):
         """The ranked ground rules explaining one target (atom text, target index or (pred, args))."""
-        from xcore.psl.explain import explain_targets
-
         col = self.target_column(atom)
         return explain_targets(self, np.array([col]), top_k=top_k, keep_zero=keep_zero)[0]
 
     def explain_all(self, top_k: int | None = None, keep_zero: bool = False):
         """Explanations of every target as an `ExplanationSet` (scores computed all at once)."""
         from xcore.explain.types import ExplanationSet
-        from xcore.psl.explain import explain_targets
 
         self._need_map()
         exps = explain_targets(self, np.arange(self.store_.n_targets), top_k=top_k, keep_zero=keep_zero)
