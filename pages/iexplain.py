@@ -12,7 +12,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
-from xcore.mln.reviews import ReviewAnnotation, annotation_from_json
+from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
 from xcore.mln.workflow import (
     ExplainerRun,
     ExplainSettings,

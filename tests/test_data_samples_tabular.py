@@ -10,7 +10,7 @@ import pytest
 
 from xcore.data import load
 from xcore.data.samples import list_samples, load_sample, sample_info
-from xcore.plkb.datasets import TITANIC_COLUMNS, make_titanic_like
+from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
 
 SHARED = Path("/work/shared/data")
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared benchmark data not present")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from xcore.errors import DataError, XcoreError
-from xcore.mln.citation import citation_dataset, default_root, load_planetoid_arrays
+from xcore.data.benchmarks.citation import citation_dataset, default_root, load_planetoid_arrays
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
@@ -20,7 +20,7 @@ def _need(name: str):
 
 
 def test_cora_goes_through_the_checked_cora_loader():
-    from xcore.psl.cora import load_cora_arrays
+    from xcore.data.benchmarks.cora import load_cora_arrays
 
     root = _need("cora")
     X, y, A = load_planetoid_arrays("cora")

@@ -25,7 +25,7 @@ from xcore.mln.model import MLNModel
 from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
 
 try:
-    from xcore.mln.reviews import ReviewAnnotation
+    from xcore.data.generators.reviews import ReviewAnnotation
 except ImportError:  # the generator is written in parallel: the metrics only need these attributes
     @dataclass(frozen=True)
     class ReviewAnnotation:  # type: ignore[no-redef]

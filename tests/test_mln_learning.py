@@ -19,8 +19,10 @@ from xcore.mln.gibbs import gibbs
 from xcore.mln.learning import (bag_of_words, fit_pll, ground_training_world, learn_weights, linear_word_weights,
                                 pseudo_log_likelihood, training_world, word_rule_words)
 from xcore.mln.model import MLNModel
-from xcore.mln.reviews import NEGATIVE_WORDS, POSITIVE_WORDS, generate_reviews, review_rules
-from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES, friends_smokers_dataset, random_ground_mln
+from xcore.data.generators.friends_smokers import friends_smokers_dataset
+from xcore.data.generators.reviews import NEGATIVE_WORDS, POSITIVE_WORDS, generate_reviews
+from xcore.mln.reviews import review_rules
+from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES, random_ground_mln
 
 
 def _tied(mln, n_rules: int, seed: int, n_hard: int = 0):

@@ -9,7 +9,7 @@ import pytest
 from xcore.data.samples import load_sample
 from xcore.errors import DataError, XcoreError
 from xcore.mln.model import MLNModel
-from xcore.mln.reviews import annotation_from_json
+from xcore.data.generators.reviews import annotation_from_json
 from xcore.mln.workflow import (
     ExplainSettings,
     TextSetting,

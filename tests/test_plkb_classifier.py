@@ -14,9 +14,8 @@ from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError, ParseError, SchemaError, XcoreError
 from xcore.explain.types import Explanation
 from xcore.plkb import KB, PLKBClassifier, make_strings
-from xcore.plkb.datasets import (
-    TITANIC_COLUMNS,
-    make_titanic_like,
+from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
+from xcore.data.benchmarks.tabular import (
     read_hiv1,
     read_mushroom,
     read_nursery,

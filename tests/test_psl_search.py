@@ -216,7 +216,7 @@ def test_cora_dataset_and_a_short_search(tmp_path):
     import shutil
 
     from xcore.errors import DataError
-    from xcore.psl.cora import load_cora_arrays, load_cora_dataset
+    from xcore.data.benchmarks.cora import load_cora_arrays, load_cora_dataset
 
     X, labels, adj = load_cora_arrays(CORA)
     assert X.shape == (2708, 1433) and np.bincount(labels).tolist() == [351, 217, 418, 818, 426, 298, 180]
@@ -244,7 +244,7 @@ def test_cora_dataset_and_a_short_search(tmp_path):
     import pickle
     from collections import OrderedDict
 
-    from xcore.psl.cora import _CheckedUnpickler
+    from xcore.data.benchmarks.cora import _CheckedUnpickler
 
     with pytest.raises(DataError, match="refusing to unpickle"):
         _CheckedUnpickler(io.BytesIO(pickle.dumps(OrderedDict(a=1))), encoding="latin1").load()

@@ -21,12 +21,13 @@ from typing import Sequence
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotation
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import accuracy_curve, formula_kind, precision_table
 from xcore.mln.iexplain import IExplainer, RExplainer
 from xcore.mln.model import MLNModel
-from xcore.mln.reviews import ReviewAnnotation, load_review_annotation, review_rules
+from xcore.mln.reviews import review_rules
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES
 from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
 from xcore.runtime import Progress

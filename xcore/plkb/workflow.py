@@ -140,12 +140,12 @@ def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int 
     columns (PassengerId, Name, Ticket, Cabin) that no KB can generalise from.
     """
     if kind == GENERATED[0]:
-        from xcore.plkb.synthetic import make_strings
+        from xcore.data.generators.strings import make_strings
 
         syn = make_strings(length=length, alphabet_size=alphabet_size, n=n, seed=seed)
         return syn.X.assign(label=syn.y.astype(str).to_numpy()), "label"
     if kind == GENERATED[1]:
-        from xcore.plkb.datasets import make_titanic_like
+        from xcore.data.generators.titanic import make_titanic_like
 
         table = make_titanic_like(n=n, seed=seed)
         return table.drop(columns=["PassengerId", "Name", "Ticket", "Cabin"], errors="ignore"), "Survived"
