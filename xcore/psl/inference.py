@@ -160,6 +160,9 @@ def map_qp(prog: HingeProgram) -> MAPResult:
     lower = np.concatenate([np.full(m, -np.inf), np.where(prog.equality, -prog.d, -np.inf)])
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # HiGHS has one process-wide scheduler sized by the first run: a Highs asking another thread count
+    # later fails with status "Not Set" (plkb.lp asks for 1), so every xcore Highs asks for 1.
+    h.setOptionValue("threads", 1)
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + m, G.shape[0]

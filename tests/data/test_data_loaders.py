@@ -22,7 +22,7 @@ from xcore.data.schema import PARTITIONS, Predicate, Schema
 from xcore.errors import DataError
 
 SHARED = shared_data_dir()
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared benchmark data not present")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/app/ -> repository root
 CHROMIUM = "/usr/bin/chromium"
 SHOT = ROOT / "tests" / "screenshots" / "home.png"
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

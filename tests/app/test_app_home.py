@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from xcore.data import Predicate, RelationalDataset, Schema
 from xcore.data.samples import list_samples
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/app/ -> repository root
 HOME = str(ROOT / "pages" / "home.py")
 pytestmark = pytest.mark.xdist_group("app")
 

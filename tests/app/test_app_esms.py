@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from xcore.data.samples import load_sample
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # tests/app/ -> repository root
 PAGE = str(ROOT / "pages" / "esms.py")
 pytestmark = pytest.mark.xdist_group("app")
 
