@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "xcore"
 METHOD_PACKAGES = ("xcore.psl", "xcore.mln", "xcore.plkb")
@@ -156,6 +158,7 @@ def test_no_import_cycles():
     assert _cycles(graph) == []
 
 
+@pytest.mark.slow
 def test_compute_packages_import_without_streamlit():
     code = ("import sys\nimport xcore.data, xcore.logic, xcore.explain, xcore.viz, xcore.psl, xcore.runtime\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))")

@@ -33,6 +33,7 @@ def test_page_without_dataset_points_home():
     assert any("No dataset loaded" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_demo_runs_and_shows_metrics_and_explanations(demo_app):
     at = demo_app
     assert not at.error, [e.value for e in at.error]
@@ -69,6 +70,7 @@ def test_broken_rule_text_shows_error(demo_app):
     assert at.session_state["esms_run"] is before
 
 
+@pytest.mark.slow
 def test_counterpart_option_reaches_the_search():
     at = AppTest.from_file(PAGE, default_timeout=240)
     at.session_state["dataset"] = load_sample("lastfm_demo")

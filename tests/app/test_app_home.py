@@ -56,6 +56,7 @@ def test_home_starts_with_first_sample():
     assert len(at.metric) == 4
 
 
+@pytest.mark.slow
 def test_load_each_bundled_sample():
     at = run_home()
     for info in list_samples():

@@ -23,6 +23,7 @@ def fresh() -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_exact_then_gibbs_agree_and_explain():
     at = fresh()
     at.button(key="mln_run").click()
@@ -70,6 +71,7 @@ def reviews_page():
     return at
 
 
+@pytest.mark.slow
 def test_reviews_explained_side_by_side(reviews_page):
     at = reviews_page
     run = at.session_state["mln_run_result"]
@@ -85,6 +87,7 @@ def test_reviews_explained_side_by_side(reviews_page):
     assert "LIME explanations (JSON)" in labels and "I-Explain explanations (JSON)" in labels
 
 
+@pytest.mark.slow
 def test_reviews_evaluation_against_the_annotation(reviews_page):
     at = reviews_page
     tables = [d.value for d in at.dataframe if "word_precision" in d.value.columns]
@@ -104,6 +107,7 @@ def test_bad_annotation_upload_is_reported():
     assert any("ann.json" in e.value and "malformed JSON" in e.value for e in at.error)
 
 
+@pytest.mark.slow
 def test_smokers_choose_the_query_predicate_and_explain_without_words():
     at = fresh()
     assert at.selectbox(key="mln_target").options == ["smokes", "cancer"]

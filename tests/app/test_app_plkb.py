@@ -23,6 +23,7 @@ def fresh(dataset=None) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_train_on_synthetic_strings_and_explain_first_row():
     at = fresh()
     at.radio(key="plkb_source").set_value("Synthetic strings")
@@ -41,6 +42,7 @@ def test_train_on_synthetic_strings_and_explain_first_row():
     assert any("omega(POS)" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_mushroom_sample_as_current_dataset():
     at = fresh(load_sample("mushroom"))
     assert at.radio(key="plkb_source").value == "Current dataset"
@@ -63,6 +65,7 @@ def test_bad_knowledge_clause_shows_error():
     assert "plkb_run" not in at.session_state
 
 
+@pytest.mark.slow
 def test_identifier_columns_are_left_out_by_default():
     at = fresh(load_sample("titanic_like"))
     assert set(at.multiselect(key="plkb_drop").value) == {"passengerid", "name", "ticket", "cabin"}

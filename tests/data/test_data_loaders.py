@@ -392,6 +392,7 @@ def test_triples_roundtrip(tmp_path):
 
 
 # ---------------------------------------------------------------------- tabular
+@pytest.mark.slow
 @needs_shared
 def test_tabular_mushroom():
     ds = xio.load_tabular(SHARED / "mushroom" / "agaricus-lepiota.data", label="edibility")

@@ -9,6 +9,7 @@ import math
 import zipfile
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -111,6 +112,7 @@ anything = st.one_of(st.binary(max_size=600), st.text(max_size=300).map(lambda t
 @FUZZ
 @given(st.one_of(anything, mutated(PSL_OBS)), st.one_of(st.just(MANIFEST), anything, mutated(MANIFEST)),
        mutated(PSL_TARGETS))
+@pytest.mark.slow
 def test_psl_folder_only_raises_data_error(obs, manifest, targets):
     files = {"d/manifest.yaml": manifest, "d/knows_obs.txt": obs, "d/knows_targets.txt": targets}
     only_data_errors(xio.load_psl_folder, files, limits=SMALL)
@@ -212,6 +214,7 @@ def datasets(draw, boolean: bool = False, binary: bool = False, const=constants)
     return RelationalDataset(Schema.of(preds), tables, name=draw(names), description=draw(st.text(max_size=20)))
 
 
+@pytest.mark.slow
 @ROUND
 @given(datasets())
 def test_psl_folder_roundtrip(tmp_path_factory, ds):
@@ -222,6 +225,7 @@ def test_psl_folder_roundtrip(tmp_path_factory, ds):
     assert (back.name, back.description) == (ds.name, ds.description)
 
 
+@pytest.mark.slow
 @ROUND
 @given(datasets())
 def test_long_csv_roundtrip(tmp_path_factory, ds):
@@ -232,6 +236,7 @@ def test_long_csv_roundtrip(tmp_path_factory, ds):
     assert content(inferred, key=lambda p: (p.arity, p.closed)) == content(ds, key=lambda p: (p.arity, p.closed))
 
 
+@pytest.mark.slow
 @ROUND
 @given(datasets(boolean=True))
 def test_prolog_roundtrip(tmp_path_factory, ds):
@@ -242,6 +247,7 @@ def test_prolog_roundtrip(tmp_path_factory, ds):
     assert content(back, key) == content(ds, key)
 
 
+@pytest.mark.slow
 @ROUND
 @given(datasets(boolean=True, binary=True, const=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,5}", fullmatch=True)))
 def test_triples_roundtrip(tmp_path_factory, ds):
@@ -252,6 +258,7 @@ def test_triples_roundtrip(tmp_path_factory, ds):
     assert content(back, key) == content(ds, key)
 
 
+@pytest.mark.slow
 @ROUND
 @given(st.lists(names, min_size=2, max_size=4, unique=True), st.data())
 def test_tabular_roundtrip(tmp_path_factory, header, data):

@@ -73,6 +73,7 @@ def test_nursery_columns_and_file_format():
     assert text.endswith("\n") and "\n\n" not in text and "\r" not in text
 
 
+@pytest.mark.slow
 @needs_shared
 def test_nursery_is_stratified_subset_of_uci_rows_in_order():
     full = pd.read_csv(SHARED / "nursery" / "nursery.data", dtype=str, keep_default_na=False)

@@ -127,6 +127,7 @@ def test_planted_signal_is_recoverable(small):
     assert len(g) > 50 and np.corrcoef(g["v"], g["fv"])[0, 1] > 0.3  # friends rate alike
 
 
+@pytest.mark.slow
 def test_mid_size_generation_scales_and_validates_arguments():
     ds = make_lastfm(n_users=300, n_items=1200, n_ratings=12_000, target_fraction=0.1, k_sim=10, seed=3)
     assert len(ds.observations("rated")) == 12_000 and len(ds.targets("rating")) == 1_200
@@ -189,6 +190,7 @@ def test_friend_contagion_matches_a_loop_reference():
         assert got[k] == pytest.approx(want)
 
 
+@pytest.mark.slow
 def test_relational_signal_beyond_latent_factors():
     """With contagion and genre tastes planted, friends' observed ratings of the same item explain
     held-out ratings beyond the low-rank `sgd_rating`; without them they hardly do."""

@@ -322,6 +322,7 @@ def explanations(draw, target=None) -> Explanation:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(explanations())
 def test_json_round_trip_random(e):
@@ -338,6 +339,7 @@ def test_json_round_trip_random(e):
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.text(max_size=10), unique=True, max_size=4).flatmap(
     lambda ts: st.tuples(*[explanations(target=t) for t in ts])))
+@pytest.mark.slow
 def test_set_json_round_trip_random(exps):
     s = ExplanationSet(list(exps), method="psl", meta={"k": 1})
     back = ExplanationSet.from_json(s.to_json())

@@ -337,6 +337,7 @@ def rules_for(draw, ds: RelationalDataset):
     return Rule(body, head, weight=1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_duckdb_grounding_equals_naive_grounder(data):

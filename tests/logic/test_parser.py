@@ -363,6 +363,7 @@ def rules(draw, dialect: str) -> Rule:
 ANY_RULE = st.sampled_from(["psl", "mln"]).flatmap(rules)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(ANY_RULE)
 def test_round_trip_auto_dialect(rule):
@@ -373,6 +374,7 @@ def test_round_trip_auto_dialect(rule):
     assert parsed.text() == text
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(ANY_RULE)
 def test_round_trip_explicit_dialect(rule):
@@ -383,6 +385,7 @@ def test_round_trip_explicit_dialect(rule):
 @given(st.lists(st.sampled_from(["psl", "mln"]).flatmap(lambda d: st.lists(rules(d), max_size=4)), max_size=1).map(
     lambda ls: ls[0] if ls else []
 ))
+@pytest.mark.slow
 def test_round_trip_many_lines(rule_list):
     text = "\n# comment\n\n".join(r.text() for r in rule_list)
     assert parse_rules(text) == rule_list
@@ -435,6 +438,7 @@ def noisy_texts(draw, rule: Rule) -> str:
     return sp() + text + draw(st.sampled_from(["", " # note", "  // note"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_noisy_text_parses_to_the_same_rule(data):

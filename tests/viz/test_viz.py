@@ -184,6 +184,7 @@ def test_ranked_bar_figure_order_colours_and_hover():
     assert list(nex.customdata) == [e.items[0].text]
 
 
+@pytest.mark.slow
 def test_ranked_bar_figure_top_k_and_empty():
     fig = ranked_bar_figure(feature_sets(), k=1)
     assert [t.name for t in fig.data] == ["explainable"] and list(fig.data[0].x) == [1.0]
@@ -325,6 +326,7 @@ def test_theme_helpers():
     assert theme.series_colour(len(theme.SERIES)) == theme.SERIES[0]
 
 
+@pytest.mark.slow
 def test_no_streamlit_import():
     code = "import sys, xcore.explain, xcore.viz; assert 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -42,6 +42,7 @@ def test_lbfgs_matches_qp_and_satisfies_kkt(seed, n, m):
     assert prog.kkt_residual(ours.y) < 1e-5
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.booleans())
 def test_admm_matches_qp_with_linear_hinges_and_hard_rules(seed, hard):

@@ -26,6 +26,7 @@ def phi_of_atom(A, b, sq, y, i, t):
     return p[A[:, [i]].toarray().ravel() != 0].sum()
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from([0.0, 0.3, 2.0, 25.0]))
 def test_log_partition_and_expectation_match_quadrature(seed, w):
@@ -55,6 +56,7 @@ def test_objective_is_concave_and_gradient_matches_difference():
         assert pieces.gradient(w) == pytest.approx(fd, rel=1e-4, abs=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("w_true,squared", [(2.0, True), (6.0, True), (3.0, False)])
 def test_planted_weight_is_recovered(w_true, squared):
     # one ground rule per atom: x_i -> y_i (distance x_i - y_i); y_i drawn from its exact conditional

@@ -67,6 +67,7 @@ def search(**kw) -> ESMSSearch:
 
 
 # ---------------------------------------------------------------------- splits
+@pytest.mark.slow
 def test_split_targets_partitions_labels_and_observes_training_labels():
     ds = planted()
     lab = ds.tables["likes"]["truth"]
@@ -116,6 +117,7 @@ def test_search_recovers_planted_rules_and_beats_priors(data):
     assert s.cache_.ppll.misses == len({rule_key(r) for rs in h["rules"] for r in parse_rules("\n".join(rs))})
 
 
+@pytest.mark.slow
 def test_search_is_reproducible_and_independent_of_n_jobs(data):
     train, valid = data
     runs = [search(n_jobs=1).fit(train, valid), search(n_jobs=1).fit(train, valid),
@@ -129,6 +131,7 @@ def test_search_is_reproducible_and_independent_of_n_jobs(data):
     assert list(different.history_["rules"]) != list(runs[0].history_["rules"])
 
 
+@pytest.mark.slow
 def test_process_pool_gives_the_same_result(data):
     train, valid = data
     a = search(iterations=6).fit(train, valid)
@@ -149,6 +152,7 @@ def test_cache_is_shared_and_progress_reported(data):
     assert s2.history_["ppll_seconds"].sum() == 0.0
 
 
+@pytest.mark.slow
 def test_gamma_one_keeps_only_explainable_rules_and_sweep_frame(data):
     train, valid = data
     s = search(gamma=1.0).fit(train, valid)
@@ -194,6 +198,7 @@ def test_binary_metric_and_bad_arguments(data):
         ESMSSearch("likes", gamma=2.0)
 
 
+@pytest.mark.slow
 def test_on_generated_lastfm_with_block_predicate():
     from xcore.data.generators import lastfm_preset
 

@@ -271,6 +271,7 @@ def _two_sided_data(seed: int = 0):
     return split_targets(ds, "likes", 0.3, seed=0)
 
 
+@pytest.mark.slow
 def test_search_with_counterparts_runs_is_reproducible_and_fits_two_sided_truth():
     from xcore.psl.search import ESMSSearch, gamma_sweep
 

@@ -194,6 +194,7 @@ def two_blocks(n: int = 10):
     return MLNModel(RULES).ground(people_dataset(a + b, links)), a, b
 
 
+@pytest.mark.slow
 def test_embeddings_separate_planted_blocks():
     model, a, b = two_blocks()
     emb = embed_objects(model, "person", dim=16, seed=0)

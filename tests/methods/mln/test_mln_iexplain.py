@@ -74,6 +74,7 @@ def reviews():
 
 
 # ---------------------------------------------------------------------- agreement with M-Explain
+@pytest.mark.slow
 def test_every_object_its_own_cluster_equals_m_explain_exact(fs_model):
     m = fs_model.infer("exact")
     ref = importance(m.mln_, m.result_)
@@ -171,6 +172,7 @@ def test_queries_outside_a_coalition_borrow_from_their_nearest_neighbour(reviews
 
 
 # ---------------------------------------------------------------------- explanations
+@pytest.mark.slow
 def test_review_explanations_are_complete_and_reproducible(reviews):
     def run():
         return IExplainer(C=0.3, S=0.5, T=3, top_k=3, gibbs_options=FAST_GIBBS, seed=4).fit(reviews, "review")

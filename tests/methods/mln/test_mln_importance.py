@@ -51,6 +51,7 @@ def test_exact_importance_by_definition():
         assert imp[e] == pytest.approx(cond - p @ sat[:, c], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_gibbs_importance_matches_exact():
     mln = random_mln(8, 16, seed=5, scale=2.0)
     ref = importance(mln, exact(mln))

@@ -58,6 +58,7 @@ def test_colour_classes_share_no_clause_and_cover_all_atoms():
         assert (A[:, cls].sum(axis=1) <= 1).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(5))
 def test_gibbs_marginals_match_exact_on_random_networks(seed):
     mln = random_mln(int(4 + seed), int(8 + 2 * seed), seed=100 + seed)
@@ -76,6 +77,7 @@ def test_gibbs_is_seeded():
     assert a.atom_updates == 6 * 4 * 210
 
 
+@pytest.mark.slow
 def test_threaded_chains_agree_with_exact_and_are_seeded():
     mln = random_mln(6, 10, seed=21)
     a = gibbs(mln, 3000, 100, n_chains=4, seed=2, n_jobs=2)

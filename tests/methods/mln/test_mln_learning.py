@@ -165,6 +165,7 @@ def big_reviews():
     return data, rules
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["linear+pll", "pll"])
 def test_learned_review_weights_have_the_planted_signs(big_reviews, method):
     data, rules = big_reviews

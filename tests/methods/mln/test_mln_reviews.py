@@ -163,6 +163,7 @@ def test_true_weights_have_planted_signs_and_links_help_inference(demo):
     assert acc["words"] > 0.8 and acc["links"] > acc["words"]
 
 
+@pytest.mark.slow
 def test_write_and_load_round_trip(tmp_path):
     data = generate_reviews(40, seed=5)
     folder = write_review_sample(data, tmp_path / "rev")

@@ -70,6 +70,7 @@ def test_annotation_from_json_names_the_file_and_line():
         annotation_from_json('{"planted_words": {"good": 2}, "true_links": [], "labels": {}}')
 
 
+@pytest.mark.slow
 def test_m_explain_and_word_baselines_agree_with_the_model_and_the_annotation(reviews):
     ds, setting, model = reviews
     run = run_explainers(model, ds, setting, ExplainSettings(methods=("M-Explain", "LIME", "SHAP"), top_k=8))
@@ -89,6 +90,7 @@ def test_m_explain_and_word_baselines_agree_with_the_model_and_the_annotation(re
         run.explanation("R-Explain", atom)
 
 
+@pytest.mark.slow
 def test_r_explain_brings_i_explain_and_unknown_methods_fail(reviews):
     ds, setting, model = reviews
     run = run_explainers(model, ds, setting, ExplainSettings(methods=("R-Explain",), T=2, top_k=5,
@@ -133,6 +135,7 @@ def test_tied_word_formulas_are_ordered_by_their_effect(reviews):
         assert effect == sorted(effect, reverse=True)
 
 
+@pytest.mark.slow
 def test_exact_footrule_aggregation_is_never_worse_than_cemc(reviews):
     """The same coalitions merged two ways: the exact assignment's footrule objective is <= CEMC's."""
     from xcore.mln.iexplain import IExplainer
@@ -169,6 +172,7 @@ def test_small_helpers_of_the_page():
     assert long[long["series"] == "word_precision"]["score"].tolist() == [0.5, 0.6]
 
 
+@pytest.mark.slow
 def test_coalition_summary_matches_the_fitted_coalitions(reviews):
     from xcore.mln.iexplain import IExplainer
 

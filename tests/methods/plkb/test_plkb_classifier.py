@@ -112,6 +112,7 @@ def test_classifier_domain_keeps_bin_order_and_canonical_numbers():
 
 
 # ---------------------------------------------------------------------- classifier
+@pytest.mark.slow
 @needs_data
 def test_tree_and_direct_classify_mushroom(mushroom):
     Xtr, ytr, Xte, yte = mushroom

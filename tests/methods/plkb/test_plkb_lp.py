@@ -79,6 +79,7 @@ def test_tie_at_one_half_is_negative():
 
 
 # ---------------------------------------------------------------------- against the reference
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000))
 def test_highs_paths_match_linprog_reference(seed):
