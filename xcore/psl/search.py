@@ -452,9 +452,15 @@ def _map_in_order(pool: Executor | None, fn, tasks: list, tick: Callable[[int], 
     return out
 
 
+_WORKER_LIMIT: list = []
+"""The entered thread limit of a process worker, kept referenced (a dropped one would be undone)."""
+
+
 def _worker_init() -> None:
     """Process workers: one BLAS thread each for the worker's life (see `limited_threads`)."""
-    limited_threads(1).__enter__()
+    limit = limited_threads(1)
+    limit.__enter__()
+    _WORKER_LIMIT.append(limit)
 
 
 def _mp_context():
