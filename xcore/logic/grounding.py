@@ -53,7 +53,6 @@ DEFAULT_LIMIT = 5_000_000
 """Default maximum number of ground rules per rule."""
 
 
-
 @dataclass
 class GroundRules:
     """The groundings of one rule: atom ids per clause literal and constant ids per variable."""

@@ -47,7 +47,6 @@ from xcore.mln.importance import FormulaTexts
 from xcore.mln.network import GroundMLN
 from xcore.runtime import Progress
 
-
 _TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_given_atom", "lender")
 
 

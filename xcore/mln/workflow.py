@@ -37,7 +37,6 @@ METHODS: tuple[str, ...] = ("I-Explain", "M-Explain", "R-Explain", "LIME", "SHAP
 WORD_METHODS: tuple[str, ...] = ("LIME", "SHAP")
 
 
-
 @dataclass(frozen=True)
 class TextSetting:
     """What the data looks like: the query predicate, its word and link evidence, the object type."""

@@ -12,7 +12,6 @@ starts across queries; slower on large KBs, see bench/plkb_lp.py).
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
@@ -23,7 +22,6 @@ from xcore.runtime import Progress
 
 SOLVERS = ("highs", "pulp", "pulp-highs")
 SCOPES = ("relevant", "full")
-
 
 
 class Reasoner:

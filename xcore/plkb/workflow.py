@@ -19,7 +19,6 @@ from xcore.plkb.classifier import PLKBClassifier
 from xcore.runtime import Progress
 
 
-
 @dataclass(frozen=True)
 class PLKBSettings:
     """Everything that decides a training run (hashable: the page caches runs by it)."""

@@ -24,7 +24,6 @@ from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_
 from xcore.runtime import Progress
 
 
-
 @dataclass(frozen=True)
 class ESMSSettings:
     """Everything that decides an ESMS run (hashable: the page caches runs by it)."""
