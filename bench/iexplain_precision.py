@@ -43,7 +43,7 @@ from xcore.explain.rank_aggregation import aggregate_objective, borda, cemc, foo
 from xcore.mln.evaluation import accuracy_curve, explanation_precision, formula_kind  # noqa: E402
 from xcore.mln.learning import learn_weights  # noqa: E402
 from xcore.mln.model import MLNModel  # noqa: E402
-from xcore.mln.reviews import generate_reviews  # noqa: E402
+from xcore.data.generators.reviews import generate_reviews  # noqa: E402
 from xcore.mln.workflow import (METHODS, ExplainerRun, ExplainSettings, detect_setting, evaluation_table,  # noqa: E402
                                 query_frame, run_explainers, starting_rules)
 
@@ -191,7 +191,7 @@ def aggregation_table(run: ExplainerRun) -> tuple[pd.DataFrame, dict]:
 def cora_table(subset: int, top_k: int, seed: int = 0) -> tuple[pd.DataFrame | None, dict]:
     """Top-Exp-Acc / Peak-Acc per method on a Cora subset (labels: the papers' classes)."""
     from xcore.data.shared import shared_data_dir
-    from xcore.mln.citation import NAMES, citation_dataset
+    from xcore.data.benchmarks.citation import NAMES, citation_dataset
 
     try:
         folder = shared_data_dir() / NAMES["cora"]

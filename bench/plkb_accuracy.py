@@ -27,10 +27,10 @@ from sklearn.model_selection import train_test_split
 
 from xcore.data.shared import shared_data_dir
 from xcore.plkb import PLKBClassifier, make_strings
-from xcore.plkb.datasets import read_hiv1, read_mushroom, read_nursery
+from xcore.data.benchmarks.tabular import read_hiv1, read_mushroom, read_nursery
 from xcore.plkb.experiments import binary_metrics, compare_baselines, pollution_curve
 from xcore.plkb.explain import decisive_features, explanation_accuracy, top_k
-from xcore.plkb.synthetic import PAPER_SETS
+from xcore.data.generators.strings import PAPER_SETS
 
 DATA = shared_data_dir()
 PAPER_F1 = {"Mushroom": 0.99, "Nursery": 0.99, "HIV-1": 0.97, "Syn 10/4": 0.92, "Syn 10/8": 0.95,

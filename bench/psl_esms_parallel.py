@@ -14,7 +14,7 @@ import pandas as pd
 
 from xcore.data.generators import lastfm_preset
 from xcore.psl.inference import map_inference
-from xcore.psl.model import single_threaded_blas
+from xcore.runtime import limited_threads
 from xcore.psl.search import ESMSSearch, split_targets
 
 
@@ -40,7 +40,7 @@ def main(iterations: int = 30) -> None:
 
     prog = s.best_model_.program_
     timing = []
-    for label, ctx in [("BLAS default threads", None), ("BLAS 1 thread", single_threaded_blas)]:
+    for label, ctx in [("BLAS default threads", None), ("BLAS 1 thread", limited_threads)]:
         t0 = time.perf_counter()
         for _ in range(5):
             if ctx is None:

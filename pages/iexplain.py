@@ -12,7 +12,7 @@ from pages.components import (applicability_gate, derived, explanation_panel, gl
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
 from xcore.mln.method import EXACT_LIMIT, LEGACY, NAMES, MLNSettings, n_query_atoms, text_setting
-from xcore.mln.reviews import ReviewAnnotation, annotation_from_json
+from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
 from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
                                 query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
                                 sweep_curves)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -16,6 +18,7 @@ def readme_example() -> str:
     return body[:body.index("```\n")]
 
 
+@pytest.mark.slow
 def test_readme_python_example_runs(tmp_path):
     script = tmp_path / "example.py"
     script.write_text(readme_example(), encoding="utf-8")

@@ -91,8 +91,9 @@ def test_6_first_demo_press_in_a_new_session_after_another_session():
 
 
 def test_7_a_method_that_cannot_run_says_why_before_the_button_and_offers_its_sample():
-    at = page("esms", load_sample("friends_smokers"))
-    assert any("binary target" in w.value for w in at.warning)
+    evidence = load(("facts.csv", b"predicate,arg1,arg2,value,partition\nknows,a,b,1,obs\n"), fmt="long_csv")
+    at = page("esms", evidence)
+    assert any("no predicate has target atoms" in w.value for w in at.warning)
     click(at, "esms_load_sample")
     assert at.session_state["dataset"].name == "lastfm_demo"
     assert not at.warning

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, _check_k
+from xcore.explain.types import Explanation, ExplanationError, ExplanationSet
+
+
+def check_k(k: Any, allow_zero: bool = False) -> int:
+    """`k` as an int, or ExplanationError if it is not an integer >= 1 (>= 0 with `allow_zero`).
+
+    The cutoff check every metric@k shares (same rule as `Explanation.top`), public so method
+    packages validate `k` the same way without importing a private helper.
+    """
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise ExplanationError(f"k must be an integer, got {k!r}")
+    low = 0 if allow_zero else 1
+    if k < low:
+        raise ExplanationError(f"k must be at least {low}, got {k}")
+    return int(k)
 
 
 def _as_list(explanations: Explanation | ExplanationSet | Iterable[Explanation]) -> list[Explanation]:
@@ -21,7 +35,7 @@ def _as_list(explanations: Explanation | ExplanationSet | Iterable[Explanation])
 
 def explainable_at_k(explanations: Explanation | ExplanationSet | Iterable[Explanation], k: int) -> np.ndarray:
     """Per explanation: True iff one of its top-`k` items is explainable (False when it has no items)."""
-    k = _check_k(k)
+    k = check_k(k)
     exps = _as_list(explanations)
     return np.array([any(it.explainable for it in e.items[:k]) for e in exps], dtype=bool)
 
@@ -44,7 +58,7 @@ def precision_at_k(explanation: Explanation, relevant: Iterable[str], k: int) ->
     """
     if not isinstance(explanation, Explanation):
         raise ExplanationError(f"precision_at_k needs an Explanation, got {type(explanation).__name__}")
-    k = _check_k(k)
+    k = check_k(k)
     if isinstance(relevant, str):
         raise ExplanationError("relevant must be a collection of item texts, not a single string")
     wanted = set(relevant)

@@ -33,7 +33,7 @@ import functools
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import duckdb
 import numpy as np
@@ -47,12 +47,10 @@ from xcore.logic.ast import Constant, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
 from xcore.logic.sql import GroundingPlan, TableNames, plan_rule, rule_sql
+from xcore.runtime import Progress
 
 DEFAULT_LIMIT = 5_000_000
 """Default maximum number of ground rules per rule."""
-
-Progress = Callable[[int, int, str], None]
-"""Called as ``progress(rules_done, rules_total, message)``."""
 
 
 @dataclass
@@ -185,12 +183,12 @@ def ground(
         out = GroundProgram(store)
         for i, (rule, plan) in enumerate(zip(rule_list, plans)):
             if progress:
-                progress(i, len(plans), f"grounding {rule.text()}")
+                progress(i / max(len(plans), 1), f"grounding {rule.text()}")
             t0 = time.perf_counter()
             out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i]))
             out.rules[-1].seconds = time.perf_counter() - t0
         if progress:
-            progress(len(plans), len(plans), f"{out.n_ground_rules:,} ground rules")
+            progress(1.0, f"{out.n_ground_rules:,} ground rules")
         return out
     finally:
         con.close()

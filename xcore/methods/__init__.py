@@ -1,53 +1,21 @@
 """The method contract and the registry of methods (`REGISTRY`), which the app's navigation,
 the command line and the study page all read.
 
-A new method is one package with a module exposing a `MethodSpec` plus one line in `_ENTRIES`.
+A new method is one package with a module exposing a `MethodSpec` plus one line in
+`xcore.methods.registry._ENTRIES`.
 Specs are imported on first use, so `import xcore.methods` stays light (no torch, no Streamlit).
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import Iterator, Mapping
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, XcoreError, wrap_foreign
 from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
                                 prediction_frame)
 from xcore.methods.cache import RunCache
+from xcore.methods.registry import REGISTRY, Registry
 from xcore.runtime import Progress
 
-_ENTRIES: dict[str, str] = {
-    "esms": "xcore.psl.method:SPEC",
-    "mln": "xcore.mln.method:SPEC",
-    "plkb": "xcore.plkb.method:SPEC",
-}
-"""Registry key -> "module:attribute" of the method's `MethodSpec`, in navigation order."""
-
-
-class Registry(Mapping[str, MethodSpec]):
-    """Method key -> `MethodSpec`, importing each method's package on first access."""
-
-    def __init__(self, entries: Mapping[str, str]) -> None:
-        self._entries = dict(entries)
-        self._loaded: dict[str, MethodSpec] = {}
-
-    def __getitem__(self, key: str) -> MethodSpec:
-        if key not in self._entries:
-            raise ConfigError(f"unknown method {key!r}; registered: {', '.join(self._entries)}", field="method")
-        if key not in self._loaded:
-            module, attr = self._entries[key].split(":")
-            self._loaded[key] = getattr(importlib.import_module(module), attr)
-        return self._loaded[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-REGISTRY = Registry(_ENTRIES)
 RUNS = RunCache(max_entries=16)
 """The process-wide run cache (bounded); pages keep their own runs per session on top of it."""
 

@@ -85,9 +85,17 @@ class Settings(BaseModel):
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(f"{type(self).__name__}|{text}".encode()).hexdigest()[:24]
 
-    def estimator(self) -> "Estimator":  # pragma: no cover - every method overrides it
-        """The estimator these settings describe."""
-        raise NotImplementedError
+    method_key: ClassVar[str] = ""
+    """The registry key of the method these settings belong to."""
+
+    def estimator(self) -> "Estimator":
+        """The estimator these settings describe (the registered method's estimator type, unfitted)."""
+        from xcore.methods.registry import REGISTRY  # imports method packages by name, lazily
+
+        spec = REGISTRY[self.method_key]
+        if spec.estimator_type is None:
+            raise NotImplementedError(f"method {self.method_key!r} registers no estimator type")
+        return spec.estimator_type(self)
 
 
 # ---------------------------------------------------------------------- estimator
@@ -255,3 +263,5 @@ class MethodSpec:
     page: str = ""
     icon: str = ":material/science:"
     paper: str = ""
+    estimator_type: type[Estimator] | None = None
+    """Built by `Settings.estimator()` with the settings as its one parameter."""

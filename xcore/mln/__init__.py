@@ -3,6 +3,7 @@ enumeration for small networks, weight learning, and explanations of inference â
 (formula importance), I-Explain (embedding coalitions merged by CEMC), R-Explain, and the LIME /
 SHAP word baselines â€” with the planted review data and metrics to judge them."""
 
+from xcore.data.generators.reviews import ReviewAnnotation, ReviewData, generate_reviews, load_review_sample
 from xcore.mln.embeddings import ObjectEmbedding, embed_objects
 from xcore.mln.evaluation import (
     AccuracyCurve,
@@ -19,7 +20,7 @@ from xcore.mln.importance import explain_atom, importance, importance_frame, imp
 from xcore.mln.learning import learn_weights, pseudo_log_likelihood
 from xcore.mln.model import MLNModel
 from xcore.mln.network import GroundMLN, build_ground_mln, colour_classes
-from xcore.mln.reviews import ReviewAnnotation, ReviewData, generate_reviews, load_review_sample, review_rules
+from xcore.mln.reviews import review_rules
 from xcore.mln.word_baselines import (
     BagOfWordsClassifier,
     lime_explain,

@@ -146,12 +146,10 @@ def _train_skipgram(centre: np.ndarray, context: np.ndarray, n_vocab: int, dim: 
     """Skip-gram with negative sampling; returns the (n_vocab, dim) input embeddings and losses."""
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny dense ops: thread start-up costs more than it saves (~10x here)
-    try:
+    from xcore.runtime import torch_threads
+
+    with torch_threads(1):  # tiny dense ops: thread start-up costs more than it saves (~10x here)
         return _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed):

@@ -37,7 +37,8 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from xcore.errors import XcoreError
-from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, _check_k
+from xcore.explain.metrics import check_k
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.mln.network import GroundMLN
@@ -149,7 +150,7 @@ def explanation_precision(exp: Explanation, annotation: Any, k: int = 5, kind: s
                           link_predicates: Iterable[str] = LINK_PREDICATES) -> float:
     """Fraction of the top-k items of `kind` ("word" or "relational") that the annotation confirms
     (see the module docstring); 0 for a wrong prediction; the denominator is always k."""
-    k = _check_k(k)
+    k = check_k(k)
     if kind not in ("word", "relational"):
         raise XcoreError(f"kind must be 'word' or 'relational', got {kind!r}")
     if not prediction_correct(exp, annotation):
@@ -312,7 +313,7 @@ def accuracy_curve(explanations: ExplanationSet | Iterable[Explanation], labels:
     if not exps:
         raise XcoreError("accuracy_curve needs at least one explanation")
     contrib = item_log_odds(exps, states, mln, marginals, kind)
-    M = max((len(c) for c in contrib), default=0) if max_m is None else _check_k(max_m)
+    M = max((len(c) for c in contrib), default=0) if max_m is None else check_k(max_m)
     if M == 0:
         return AccuracyCurve(np.zeros(0), float("nan"), float("nan"), 0)
     C = np.zeros((len(exps), M))

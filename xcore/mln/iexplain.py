@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -46,9 +45,7 @@ from xcore.mln.coalitions import (INFERENCE_METHODS, Coalition, NetworkIndex, bu
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
 from xcore.mln.importance import FormulaTexts
 from xcore.mln.network import GroundMLN
-
-Progress = Callable[[int, int, str], None]
-"""Called as ``progress(done, total, message)`` during `fit`."""
+from xcore.runtime import Progress
 
 _TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_given_atom", "lender")
 
@@ -335,7 +332,7 @@ class IExplainer(_CoalitionExplainer):
         total = self.T + 2
         t0 = time.perf_counter()
         if progress:
-            progress(0, total, f"embedding the {domain_type} objects")
+            progress(0.0, f"embedding the {domain_type} objects")
         emb = embed_objects(mln, domain_type, dim=self.embedding_dim, epochs=self.embedding_epochs, seed=self.seed,
                             context=self.context)
         labels = cluster_objects(emb.vectors, self.C, seed=self.seed)
@@ -343,7 +340,7 @@ class IExplainer(_CoalitionExplainer):
         cluster_of = np.full(n_const, -1, dtype=np.int64)
         cluster_of[emb.constant_ids] = labels
         if progress:
-            progress(1, total, f"{labels.max() + 1} clusters of {len(labels)} objects")
+            progress(1 / total, f"{labels.max() + 1} clusters of {len(labels)} objects")
         seeds = np.random.SeedSequence(self.seed).spawn(self.T)
         coalitions, sampled_rows = [], []
         for i, ss in enumerate(seeds):  # one pass per coalition
@@ -356,7 +353,7 @@ class IExplainer(_CoalitionExplainer):
             coalitions.append(coal)
             sampled_rows.append(mask)
             if progress:
-                progress(2 + i, total, f"coalition {i + 1}/{self.T}: {coal.n_clauses} clauses, "
+                progress((2 + i) / total, f"coalition {i + 1}/{self.T}: {coal.n_clauses} clauses, "
                                        f"{len(coal.network_atoms)} query atoms ({coal.inference})")
         self.index_ = index
         self.domain_type_ = domain_type
@@ -368,7 +365,7 @@ class IExplainer(_CoalitionExplainer):
         self._finish(model, mln, coalitions, borrow=True)
         self.fit_seconds_ = time.perf_counter() - t0
         if progress:
-            progress(total, total, f"{self.T} coalitions in {self.fit_seconds_:.1f} s")
+            progress(1.0, f"{self.T} coalitions in {self.fit_seconds_:.1f} s")
         return self
 
     # ------------------------------------------------------------------ borrowing
@@ -516,7 +513,7 @@ class RExplainer(_CoalitionExplainer):
             solve_coalition(coal, mln, None, self.inference, self._gibbs_options(rng))
             coalitions.append(coal)
             if progress:
-                progress(i + 1, T, f"random coalition {i + 1}/{T}: {coal.n_clauses} clauses")
+                progress((i + 1) / max(T, 1), f"random coalition {i + 1}/{T}: {coal.n_clauses} clauses")
         self.index_ = index
         self.domain_type_ = domain_type
         self.coalitions_ = [c.objects for c in coalitions]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.explain.types import Explanation, ExplanationItem
+from xcore.logic.atom_text import ground_rule_texts
 from xcore.mln.gibbs import GibbsResult
 from xcore.mln.network import GroundMLN
 
@@ -81,9 +82,8 @@ class FormulaTexts:
         self._cache: dict[int, dict[str, object]] = {}
 
     def rule_texts(self, rule: int) -> dict[str, object]:
+        """Canonical and natural texts of every ground clause of lifted `rule` (cached per rule)."""
         if rule not in self._cache:
-            from xcore.psl.explain import ground_rule_texts
-
             sel = np.flatnonzero(self.mln.rule == rule)
             g = self.mln.program[int(rule)]
             t = ground_rule_texts(g, self.mln.store, self.mln.ground_row[sel])

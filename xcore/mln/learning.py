@@ -249,7 +249,7 @@ def linear_word_weights(rules: Sequence[Rule], dataset: RelationalDataset, targe
     on the bag of words of the training items (observed `target` rows)."""
     from sklearn.linear_model import LogisticRegression
 
-    from xcore.psl.model import single_threaded_blas
+    from xcore.runtime import limited_threads
 
     spec = word_rule_words(rules, target, word_predicate)
     if not spec:
@@ -264,7 +264,7 @@ def linear_word_weights(rules: Sequence[Rule], dataset: RelationalDataset, targe
         raise XcoreError(f"the training labels of {target!r} are all {y[0]}: a classifier cannot be fitted")
     words = [w for w, _ in spec.values()]
     X = bag_of_words(dataset, words, items, word_predicate)
-    with single_threaded_blas():
+    with limited_threads(1):
         clf = LogisticRegression(C=C, max_iter=5000, random_state=seed).fit(X, y)
     coef = clf.coef_[0]
     return {i: float(coef[k] * pol) for k, (i, (_, pol)) in enumerate(spec.items())}

@@ -4,7 +4,7 @@ the formula-importance explainers (M-/I-/R-Explain) and the bag-of-words baselin
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import ClassVar, Literal
 
 import pandas as pd
 from pydantic import Field
@@ -50,6 +50,8 @@ WEIGHT_SCORE = ScoreSpec("weight", "the formula's Markov-logic weight (log-odds 
 class MLNSettings(Settings):
     """Everything that decides a Markov-logic run: rules, weight learning, inference, explainers."""
 
+    method_key: ClassVar[str] = "mln"
+
     target: str | None = None
     """The query predicate to explain (an open unary predicate); None picks one."""
     rules: str = ""
@@ -82,8 +84,6 @@ class MLNSettings(Settings):
                                n_chains=self.n_chains, lime_samples=self.lime_samples,
                                aggregation=self.aggregation, seed=self.seed)
 
-    def estimator(self) -> "MLNEstimator":
-        return MLNEstimator(self)
 
 
 def text_setting(dataset: RelationalDataset, target: str | None) -> TextSetting | None:
@@ -251,6 +251,6 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(LEGACY),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
-    page="pages/iexplain.py", icon=":material/hub:",
+    page="pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")

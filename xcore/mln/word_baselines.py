@@ -9,9 +9,10 @@ two kinds of explanation can be compared item by item.
 
 LIME (Ribeiro et al. 2016, text mode): perturb the review by deleting a random number of its
 words (the first sample is the review itself), weight each perturbation by the exponential
-kernel ``sqrt(exp(-d^2 / width^2))`` on its cosine distance d to the review (LIME scales d by
-100 and uses width 25; here d is unscaled, so `kernel_width` 0.25 reproduces LIME's text default),
-and fit a weighted ridge regression of P(positive) on the word-presence indicators.
+kernel ``sqrt(exp(-d^2 / width^2))`` on its cosine distance d to the review, and fit a weighted
+ridge regression (scikit-learn `Ridge` with sample weights) of P(positive) on the word-presence
+indicators. The default `kernel_width` is 0.75 on the unscaled distance d. LIME's own text default
+(width 25 on 100 * d) corresponds to 0.25 here: pass ``kernel_width=0.25`` to reproduce it.
 
 SHAP: for a linear model in log-odds space with independent (interventional) features, the exact
 Shapley value of word j is ``phi_j = coef_j * (x_j - E_bg[x_j])`` (Lundberg & Lee 2017); the
@@ -199,16 +200,19 @@ def _reviews(clf: BagOfWordsClassifier, reviews: Iterable[str] | None) -> np.nda
 
 # ---------------------------------------------------------------------- LIME
 def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float = 1.0) -> tuple[np.ndarray, float, float]:
-    """Weighted ridge regression with an unpenalised intercept: (coef, intercept, weighted R^2)."""
+    """Weighted ridge regression with an unpenalised intercept: (coef, intercept, weighted R^2).
+
+    scikit-learn's `Ridge` with `sample_weight` (exact Cholesky solve); R^2 is 1 when `y` is constant.
+    """
+    from sklearn.linear_model import Ridge
+
     w = np.asarray(w, dtype=np.float64)
-    sw = w.sum()
-    xm, ym = (w @ X) / sw, float(w @ y) / sw
-    Xc, yc = X - xm, y - ym
-    A = Xc.T @ (w[:, None] * Xc) + alpha * np.eye(X.shape[1])
-    coef = np.linalg.solve(A, Xc.T @ (w * yc))
-    intercept = ym - float(xm @ coef)
-    resid = yc - Xc @ coef
-    tot = float(w @ yc ** 2)
+    y = np.asarray(y, dtype=np.float64)
+    model = Ridge(alpha=alpha, solver="cholesky").fit(X, y, sample_weight=w)
+    coef, intercept = np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
+    ym = float(w @ y) / w.sum()
+    resid = y - (X @ coef + intercept)
+    tot = float(w @ (y - ym) ** 2)
     r2 = 1.0 - float(w @ resid ** 2) / tot if tot > 0 else 1.0
     return coef, intercept, r2
 
@@ -222,6 +226,8 @@ def _review_rng(seed: int, review: str) -> np.random.Generator:
 def lime_explain(clf: BagOfWordsClassifier, review: str, n_samples: int = 1000, kernel_width: float = 0.75,
                  top_k: int | None = 10, seed: int = 0, alpha: float = 1.0) -> Explanation:
     """LIME explanation of P(positive) of one review: its words ranked by |surrogate coefficient|.
+
+    `kernel_width` (default 0.75) applies to the unscaled cosine distance; 0.25 is LIME's text default.
 
     The item score is the ridge coefficient of the word's presence (change of P(positive) when the
     word is present); extras also hold the classifier's own coefficient (log-odds units).

@@ -16,26 +16,25 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotation
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
 from xcore.mln.iexplain import IExplainer, RExplainer
 from xcore.mln.model import MLNModel
-from xcore.mln.reviews import ReviewAnnotation, load_review_annotation, review_rules
+from xcore.mln.reviews import review_rules
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES
 from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
+from xcore.runtime import Progress
 
 METHODS: tuple[str, ...] = ("I-Explain", "M-Explain", "R-Explain", "LIME", "SHAP")
 """Every explanation method the workflow runs (LIME and SHAP need word evidence)."""
 WORD_METHODS: tuple[str, ...] = ("LIME", "SHAP")
-
-Progress = Callable[[float, str], None]
-"""``progress(fraction_done, message)``; the page passes a Streamlit progress bar."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
         base = i * share
         report(base, f"{method}…")
         t = time.perf_counter()
-        sub = (lambda d, n, msg, base=base: report(base + share * 0.8 * d / max(n, 1), f"{method}: {msg}"))
+        sub = (lambda f, msg, base=base: report(base + share * 0.8 * f, f"{method}: {msg}"))
         if method == "M-Explain":
             exps = [model.explain(a, top_k=settings.top_k) for a in queries]
             run.explanations[method] = ExplanationSet(exps, method="M-Explain")

@@ -10,6 +10,7 @@ Modules: `literals` (Domain, atoms, queries), `kb` / `kbtext` (KB and its text f
 `shap_compare` (optional `shap`).
 """
 
+from xcore.data.generators.strings import SyntheticStrings, make_strings
 from xcore.plkb.classifier import PLKBClassifier, PLKBExplanation, choose_positive_class
 from xcore.plkb.direct import direct_kb
 from xcore.plkb.discretize import Discretizer
@@ -23,11 +24,10 @@ from xcore.plkb.explain import (
     topk_agreement,
 )
 from xcore.plkb.inference import Reasoner
-from xcore.plkb.kb import KB, Clause
-from xcore.plkb.kbtext import parse_clauses, parse_kb, write_kb
+from xcore.plkb.kb import KB, Clause, parse_kb
+from xcore.plkb.kbtext import parse_clauses, write_kb
 from xcore.plkb.literals import ABSENT, POS, UNSEEN, Domain, Lit
 from xcore.plkb.lp import TIE_TOL, HighsLP, Interval, build_lp
-from xcore.plkb.synthetic import SyntheticStrings, make_strings
 from xcore.plkb.tree import forest_kb, id3, tree_kb
 
 __all__ = [

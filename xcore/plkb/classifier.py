@@ -13,7 +13,7 @@ looking" or last one, otherwise the most frequent), shown as `positive_class_`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,8 @@ from xcore.plkb.kb import KB
 from xcore.plkb.literals import ABSENT, Domain
 from xcore.plkb.lp import DEFAULT_FACE_TOL
 from xcore.plkb.tree import forest_kb, id3, nodes_frame, tree_kb
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
 KB_KINDS = ("tree", "direct")
 _POSITIVE_NAMES = ("1", "true", "yes", "y", "pos", "positive", "p", "t")
 

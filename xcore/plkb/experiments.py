@@ -4,7 +4,7 @@ scikit-learn baselines (CART, random forest, SVM, MLP) on the same discretised f
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -12,8 +12,8 @@ import pandas as pd
 from xcore.errors import XcoreError
 from xcore.plkb.kb import KB, clauses_from_conjunctions
 from xcore.plkb.literals import Domain
+from xcore.runtime import Progress
 
-Progress = Callable[[float, str], None]
 BASELINES = ("CART", "RF", "SVM", "MLP")
 
 

@@ -12,19 +12,16 @@ starts across queries; slower on large KBs, see bench/plkb_lp.py).
 
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 import pandas as pd
 
 from xcore.errors import XcoreError
 from xcore.plkb.kb import KB
 from xcore.plkb.lp import DEFAULT_FACE_TOL, HighsLP, Interval, build_lp
+from xcore.runtime import Progress
 
 SOLVERS = ("highs", "pulp", "pulp-highs")
 SCOPES = ("relevant", "full")
-
-Progress = Callable[[float, str], None]
 
 
 class Reasoner:

@@ -2,12 +2,12 @@
 
 A `KB` stores its clauses column-wise (CSR-like arrays) so that relevance tests and LP matrices
 are built with numpy, not per-clause Python loops. `Clause` is the readable one-clause view.
-The text format (one ``p: LIT | LIT | ...`` per line) is read and written by `xcore.plkb.kbtext`.
+The text format (one ``p: LIT | LIT | ...`` per line) is read and written by `xcore.plkb.kbtext`
+(`parse_kb` lives here because it builds a `KB`; `kbtext` does not import this module).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
@@ -15,28 +15,9 @@ import numpy as np
 import pandas as pd
 
 from xcore.errors import XcoreError
-from xcore.plkb.literals import FALSE, FREE, TRUE, Domain, Lit
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One weighted clause: probability `p` that the disjunction of `lits` holds."""
-
-    p: float
-    lits: tuple[Lit, ...]
-    source: str = "user"
-    support: int = -1
-
-    def body_text(self) -> str:
-        return " | ".join(lit.text() for lit in self.lits)
-
-    def text(self) -> str:
-        return f"{_fmt_p(self.p)}: {self.body_text()}"
-
-
-def _fmt_p(p: float) -> str:
-    """Shortest text that reads back as exactly `p`."""
-    return repr(float(p))
+from xcore.plkb.clause import Clause
+from xcore.plkb.kbtext import atom_tokens, parse_clauses, write_kb
+from xcore.plkb.literals import FALSE, FREE, TRUE, Domain
 
 
 class KB:
@@ -118,8 +99,6 @@ class KB:
     @classmethod
     def from_text(cls, text: str, domain: Domain, source: str = "user", name: str | None = None) -> "KB":
         """Parse the text format (see `xcore.plkb.kbtext`); errors name the line and column."""
-        from xcore.plkb.kbtext import parse_kb
-
         return parse_kb(text, domain, clause_source=source, name=name)
 
     @staticmethod
@@ -219,8 +198,6 @@ class KB:
 
     def body_texts(self) -> np.ndarray:
         """Clause bodies in the text format (``POS | ~a1_0``), one string per clause."""
-        from xcore.plkb.kbtext import atom_tokens
-
         tokens = np.asarray(atom_tokens(self.domain), dtype=object)
         lit_text = np.where(self.positive, tokens[self.atoms], "~" + tokens[self.atoms])
         return np.array([" | ".join(lit_text[s:e]) for s, e in zip(self.indptr[:-1], self.indptr[1:])],
@@ -235,8 +212,6 @@ class KB:
 
     def to_text(self, header: str | None = None) -> str:
         """The KB in the text format; `KB.from_text` reads it back to an equal KB."""
-        from xcore.plkb.kbtext import write_kb
-
         return write_kb(self, header=header)
 
     def equals(self, other: "KB") -> bool:
@@ -290,3 +265,9 @@ def clauses_from_conjunctions(
 
 
 __all__ = ["KB", "Clause", "clauses_from_conjunctions"]
+
+
+def parse_kb(text: str, domain: Domain, clause_source: str = "user", name: str | None = None) -> KB:
+    """A `KB` over `domain` from the text format (errors name `name`, line and column)."""
+    clauses = parse_clauses(text, domain, source=name, clause_source=clause_source)
+    return KB.from_clauses(domain, clauses)

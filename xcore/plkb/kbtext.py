@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from xcore.errors import ParseError, SchemaError
+from xcore.plkb.clause import Clause
 from xcore.plkb.literals import POS, Domain, Lit
 
 if TYPE_CHECKING:
-    from xcore.plkb.kb import KB, Clause
+    from xcore.plkb.kb import KB
 
 _PROB = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*:")
 _BARE = re.compile(r"[^\s|#\"=~!:]+")
@@ -73,15 +74,13 @@ class _Line:
 
 
 def parse_clauses(text: str, domain: Domain | None = None, source: str | None = None,
-                  clause_source: str = "user") -> list["Clause"]:
+                  clause_source: str = "user") -> list[Clause]:
     """Parse the text format into `Clause`s; with a domain every literal is checked against it.
 
     Syntax errors raise `ParseError` (line and column); a literal naming an unknown feature or
     value raises `SchemaError` naming the line, column and the known names. Without a domain,
     ``a_v`` splits at its last underscore.
     """
-    from xcore.plkb.kb import Clause
-
     if not isinstance(text, str):
         raise ParseError(f"KB text must be a string, got {type(text).__name__}", 1, 1, source=source)
     clauses: list[Clause] = []
@@ -166,14 +165,6 @@ def _split(token: str, domain: Domain | None, line: _Line, pos: int) -> tuple[st
         _check(domain, f, token[len(f) + 1:], line, pos)
     _check(domain, token[:cuts[-1]], token[cuts[-1] + 1:], line, pos)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def parse_kb(text: str, domain: Domain, clause_source: str = "user", name: str | None = None) -> "KB":
-    """A `KB` over `domain` from the text format (errors name `name`, line and column)."""
-    from xcore.plkb.kb import KB
-
-    clauses = parse_clauses(text, domain, source=name, clause_source=clause_source)
-    return KB.from_clauses(domain, clauses)
 
 
 # ---------------------------------------------------------------------- writer

@@ -79,7 +79,7 @@ def _solver(solver: str | pulp.LpSolver | None, time_limit: float | None = None)
             warnings.simplefilter("ignore", DeprecationWarning)
             return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit)
     if name in ("highs", "pulp-highs"):
-        return pulp.HiGHS(msg=False, timeLimit=time_limit)
+        return pulp.HiGHS(msg=False, timeLimit=time_limit, threads=1)  # one HiGHS scheduler per process (see lp.py)
     raise XcoreError(f"unknown pulp solver {solver!r}; use 'cbc' or 'highs'")
 
 

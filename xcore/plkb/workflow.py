@@ -8,7 +8,7 @@ then asks it for explanations, Shapley values, baselines and the pollution curve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -22,12 +22,11 @@ from xcore.methods.base import Settings
 from xcore.plkb.classifier import PLKBClassifier
 from xcore.runtime import Progress
 
-if TYPE_CHECKING:
-    from xcore.methods.base import Estimator
-
 
 class PLKBSettings(Settings):
     """Everything that decides a training run (frozen and validated; runs are cached by its key)."""
+
+    method_key: ClassVar[str] = "plkb"
 
     label: str = Field(min_length=1)
     positive_class: str | None = None
@@ -55,10 +54,6 @@ class PLKBSettings(Settings):
                               positive_class=self.positive_class, knowledge=self.knowledge,
                               random_state=self.seed)
 
-    def estimator(self) -> "Estimator":
-        from xcore.plkb.method import PLKBEstimator
-
-        return PLKBEstimator(self)
 
 
 @dataclass
@@ -167,12 +162,12 @@ def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int 
     columns (PassengerId, Name, Ticket, Cabin) that no KB can generalise from.
     """
     if kind == GENERATED[0]:
-        from xcore.plkb.synthetic import make_strings
+        from xcore.data.generators.strings import make_strings
 
         syn = make_strings(length=length, alphabet_size=alphabet_size, n=n, seed=seed)
         return syn.X.assign(label=syn.y.astype(str).to_numpy()), "label"
     if kind == GENERATED[1]:
-        from xcore.plkb.datasets import make_titanic_like
+        from xcore.data.generators.titanic import make_titanic_like
 
         table = make_titanic_like(n=n, seed=seed)
         return table.drop(columns=["PassengerId", "Name", "Ticket", "Cabin"], errors="ignore"), "Survived"

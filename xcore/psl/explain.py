@@ -11,18 +11,18 @@ alpha-explainable. ``force = -w dphi/dy`` is signed: > 0 pushes the prediction u
 
 from __future__ import annotations
 
-import string
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from xcore.data.schema import Predicate
 from xcore.explain.types import Explanation, ExplanationItem
-from xcore.logic.ast import Constant, Variable
-from xcore.logic.atoms import AtomStore
-from xcore.logic.grounding import GroundRules
+from xcore.logic.atom_text import (  # noqa: F401  (render_atoms moved; re-exported)
+    ground_rule_texts,
+    natural_atom_text,
+    render_atoms,
+)
 from xcore.psl.program import HingeProgram
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,79 +121,6 @@ def mep_scores(model: "PSLModel", ks=(1, 2, 3)) -> dict[str, float]:
     return {f"mep{k}": mep_from_frame(frame, n, k) for k in ks}
 
 
-# ---------------------------------------------------------------------- text rendering
-def render_atoms(pred: Predicate, args: list[np.ndarray]) -> np.ndarray:
-    """Natural-language text of many ground atoms of `pred` from its template (vectorised)."""
-    n = len(args[0]) if args else 0
-    canonical = _canonical(pred.name, args, n)
-    if not pred.template:
-        return canonical
-    try:
-        pieces = list(string.Formatter().parse(pred.template))
-        out = pd.Series(np.full(n, "", dtype=object), dtype=object)
-        for lit, field, _spec, _conv in pieces:
-            out = out + lit
-            if field is not None:
-                out = out + pd.Series(args[int(field)], dtype=object).astype(str)
-        return out.to_numpy(dtype=object)
-    except (ValueError, IndexError):
-        return canonical
-
-
-def _canonical(name: str, args: list[np.ndarray], n: int) -> np.ndarray:
-    s = pd.Series(np.full(n, f"{name}(", dtype=object), dtype=object)
-    for i, a in enumerate(args):
-        s = s + (", " if i else "") + pd.Series(a, dtype=object).astype(str)
-    return (s + ")").to_numpy(dtype=object)
-
-
-def _literal_args(g: GroundRules, store: AtomStore, rows: np.ndarray) -> list[list[np.ndarray]]:
-    """Per literal (body then head), its argument strings for the given ground rows."""
-    pos = {v: k for k, v in enumerate(g.rule.variables)}
-    out = []
-    for lit in g.rule.literals:
-        cols = []
-        for t in lit.atom.args:
-            if isinstance(t, Variable):
-                cols.append(store.constants[g.bindings[rows, pos[t]]].astype(object))
-            else:
-                assert isinstance(t, Constant)
-                cols.append(np.full(len(rows), t.value, dtype=object))
-        out.append(cols)
-    return out
-
-
-def ground_rule_texts(g: GroundRules, store: AtomStore, rows: np.ndarray) -> dict[str, object]:
-    """Canonical text, natural text, atom texts (rows x L) and observed flags of some ground rules."""
-    rows = np.asarray(rows, dtype=np.int64)
-    n = len(rows)
-    lits = g.rule.literals
-    largs = _literal_args(g, store, rows)
-    atoms = np.empty((n, len(lits)), dtype=object)
-    natural = []
-    for j, (lit, args) in enumerate(zip(lits, largs)):
-        pred = store.schema[lit.atom.predicate]
-        atoms[:, j] = _canonical(pred.name, args, n)
-        nat = pd.Series(render_atoms(pred, args), dtype=object)
-        natural.append(("not (" + nat + ")") if lit.negated else nat)
-    nb = len(g.rule.body)
-    body = natural[:nb]
-    head = natural[nb:]
-
-    def join(parts, sep):
-        s = parts[0]
-        for p in parts[1:]:
-            s = s + sep + p
-        return s
-
-    head_text = join(head, " or ") if head else pd.Series(np.full(n, "false", dtype=object))
-    nat = (join(body, " and ") + ", so " + head_text) if body else ("by default, " + head_text)
-    ids = g.atom_ids[rows]
-    observed = ~(np.append(store.is_target, False)[ids])  # missing atoms (-1) are closed-world evidence
-    return {"text": g.texts(store, rows), "natural": nat.to_numpy(dtype=object), "atoms": atoms,
-            "observed": observed, "atom_ids": ids}
-
-
 def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = None,
                     keep_zero: bool = False) -> list[Explanation]:
     """`Explanation` objects (kind "ground_rule") for the given target columns, in that order."""
@@ -247,7 +174,7 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
     truth = store.truth
     ids = store.target_ids[cols]
     target_text = store.atom_text(ids)
-    natural_target = _target_natural(store, ids)
+    natural_target = natural_atom_text(store, ids)
     bounds = np.searchsorted(tcol, cols, side="left"), np.searchsorted(tcol, cols, side="right")
     out = []
     for c, lo, hi, tt, nt in zip(cols, bounds[0], bounds[1], target_text, natural_target):
@@ -255,16 +182,4 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
             target=str(tt), target_text=str(nt), method="psl_ground_rules",
             prediction=float(y[c]), truth=None if not np.isfinite(truth[c]) else float(truth[c]),
             items=items[lo:hi], meta={"target_column": int(c)}))
-    return out
-
-
-def _target_natural(store: AtomStore, ids: np.ndarray) -> np.ndarray:
-    out = np.empty(len(ids), dtype=object)
-    preds = store.pred[ids]
-    names = list(store.predicates)
-    for k in np.unique(preds):
-        m = preds == k
-        p = store.schema[names[k]]
-        args = [store.constants[store.args[ids[m], i]].astype(object) for i in range(p.arity)]
-        out[m] = render_atoms(p, args)
     return out

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from xcore.errors import XcoreError
 from xcore.psl.program import HingeProgram
+from xcore.runtime import limited_threads
 
 
 @dataclass
@@ -41,7 +41,7 @@ def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | Non
     BLAS is held to one thread: these solves are sparse and small per call, and idle BLAS threads
     spinning on a 2-core machine made them 10-60x slower (bench/psl_esms_parallel.py).
     """
-    with threadpool_limits(1, user_api="blas"):
+    with limited_threads(1):
         return _map_inference(prog, method, y0, tol, max_iter)
 
 

@@ -19,7 +19,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,13 +31,13 @@ from xcore.errors import XcoreError
 from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
+from xcore.psl.explain import explain_targets, explanation_frame
 from xcore.psl.inference import MAPResult, map_inference
 from xcore.psl.ppll import learn_weight
 from xcore.psl.program import HingeProgram
 from xcore.psl.templates import is_alpha_explainable, rule_key
+from xcore.runtime import Progress, limited_threads
 
-Progress = Callable[[float, str], None]
-"""``progress(fraction in [0, 1], message)``."""
 
 ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
 """Metrics where lower is better (continuous targets)."""
@@ -47,18 +47,8 @@ RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")
 
 # ---------------------------------------------------------------------- BLAS threads
 def single_threaded_blas():
-    """Context manager limiting BLAS to one thread (a no-op without threadpoolctl).
-
-    MAP problems here are small-vector work where OpenBLAS's worker threads only spin: on a busy
-    2-core machine L-BFGS-B ran about 60x slower with them (see bench/psl_esms_parallel.py).
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    """Deprecated alias of `xcore.runtime.limited_threads(1)` (kept so old imports keep working)."""
+    return limited_threads(1)
 
 
 # ---------------------------------------------------------------------- data identity
@@ -304,8 +294,7 @@ class PSLModel:
     def ground(self, dataset: RelationalDataset | AtomStore, progress: Progress | None = None) -> "PSLModel":
         """Ground every rule on `dataset` with the shared grounder and build the hinge program."""
         store = dataset if isinstance(dataset, AtomStore) else AtomStore.from_dataset(dataset)
-        cb = (lambda i, n, msg: progress(i / max(n, 1), msg)) if progress else None
-        gp = ground(self.rules, store, limit=self.limit, progress=cb)
+        gp = ground(self.rules, store, limit=self.limit, progress=progress)
         forms = [rule_form(g, store) for g in gp]
         for k, (r, g) in enumerate(zip(self.rules, gp)):
             if r.is_hard:
@@ -328,7 +317,7 @@ class PSLModel:
             y0 = self.y_
         elif self.store_ is not None and np.isfinite(self.store_.target_initial).any():
             y0 = np.where(np.isfinite(self.store_.target_initial), self.store_.target_initial, 0.5)
-        with single_threaded_blas():
+        with limited_threads(1):
             res = map_inference(prog, method or self.inference, y0=y0)
         self.map_, self.y_ = res, res.y
         return res
@@ -363,21 +352,16 @@ class PSLModel:
 
     def explanation_frame(self, targets: np.ndarray | None = None, keep_zero: bool = False) -> pd.DataFrame:
         """Every (target, ground rule) pair with its score, ranked per target; see `xcore.psl.explain`."""
-        from xcore.psl.explain import explanation_frame
-
         return explanation_frame(self, targets=targets, keep_zero=keep_zero)
 
     def explain(self, atom, top_k: int | None = None, keep_zero: bool = False):
         """The ranked ground rules explaining one target (atom text, target index or (pred, args))."""
-        from xcore.psl.explain import explain_targets
-
         col = self.target_column(atom)
         return explain_targets(self, np.array([col]), top_k=top_k, keep_zero=keep_zero)[0]
 
     def explain_all(self, top_k: int | None = None, keep_zero: bool = False):
         """Explanations of every target as an `ExplanationSet` (scores computed all at once)."""
         from xcore.explain.types import ExplanationSet
-        from xcore.psl.explain import explain_targets
 
         self._need_map()
         exps = explain_targets(self, np.arange(self.store_.n_targets), top_k=top_k, keep_zero=keep_zero)

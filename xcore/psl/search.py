@@ -43,7 +43,6 @@ from xcore.psl.explain import mep_from_program
 from xcore.psl.inference import map_inference
 from xcore.psl.model import (
     PPLLCache,
-    Progress,
     PSLModel,
     RuleForm,
     assemble_program,
@@ -51,9 +50,9 @@ from xcore.psl.model import (
     metric_sense,
     prediction_metrics,
     rule_form,
-    single_threaded_blas,
 )
 from xcore.psl.ppll import learn_weight
+from xcore.runtime import Progress, limited_threads
 from xcore.psl.templates import (
     DEFAULT_TEMPLATES,
     MetaTemplate,
@@ -250,7 +249,7 @@ class ESMSSearch:
         if n_workers > 1:
             pool = (ThreadPoolExecutor(n_workers) if self.executor == "thread"
                     else ProcessPoolExecutor(n_workers, mp_context=_mp_context(), initializer=_worker_init))
-        blas = single_threaded_blas()
+        blas = limited_threads(1)
         blas.__enter__()
         rows: list[dict] = []
         try:
@@ -371,7 +370,7 @@ class ESMSSearch:
         for _attempt in range(2):
             try:
                 gp = ground([rules[i] for i in keep], store, limit=self.ground_limit,
-                            progress=lambda i, n, msg: progress(i / max(n, 1)))
+                            progress=lambda f, msg: progress(f))
                 return [(keys[i], g, g.seconds) for i, g in zip(keep, gp)]
             except GroundingTooLarge:
                 ok = []
@@ -453,9 +452,15 @@ def _map_in_order(pool: Executor | None, fn, tasks: list, tick: Callable[[int], 
     return out
 
 
+_WORKER_LIMIT: list = []
+"""The entered thread limit of a process worker, kept referenced (a dropped one would be undone)."""
+
+
 def _worker_init() -> None:
-    """Process workers: one BLAS thread each (see `single_threaded_blas`)."""
-    single_threaded_blas().__enter__()
+    """Process workers: one BLAS thread each for the worker's life (see `limited_threads`)."""
+    limit = limited_threads(1)
+    limit.__enter__()
+    _WORKER_LIMIT.append(limit)
 
 
 def _mp_context():

@@ -132,9 +132,9 @@ def strong_convexity(prog: HingeProgram) -> tuple[float, str]:
     if n <= EXACT_EIG_LIMIT:
         from scipy.linalg import eigvalsh
 
-        from xcore.psl.model import single_threaded_blas
+        from xcore.runtime import limited_threads
 
-        with single_threaded_blas():
+        with limited_threads(1):
             lam = float(eigvalsh(H.toarray(), subset_by_index=[0, 0])[0])
         return max(lam, 0.0), "exact smallest eigenvalue"
     single = np.diff(As.indptr) == 1
@@ -177,9 +177,9 @@ def relational_stability(model: "PSLModel", atom: int | str | None = None, epsil
                        C=prog.C if prog.C.shape[0] else None,
                        d=(prog.d + hard_ck * delta) if prog.C.shape[0] else None,
                        equality=prog.equality if prog.C.shape[0] else None, rule_index=prog.rule_index)
-    from xcore.psl.model import single_threaded_blas
+    from xcore.runtime import limited_threads
 
-    with single_threaded_blas():
+    with limited_threads(1):
         y_new = map_inference(new, model.inference, y0=y).y
     S0, S1 = explanation_scores(prog, y), explanation_scores(new, y_new)
     diff = (S1 - S0).tocoo()

@@ -8,7 +8,7 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import ClassVar, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,12 +25,11 @@ from xcore.psl.model import PSLModel, prediction_metrics
 from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
 from xcore.runtime import Progress
 
-if TYPE_CHECKING:
-    from xcore.methods.base import Estimator
-
 
 class ESMSSettings(Settings):
     """Everything that decides an ESMS run (frozen and validated; runs are cached by its key)."""
+
+    method_key: ClassVar[str] = "esms"
 
     target: str = Field(min_length=1)
     block: str | None = None
@@ -57,10 +56,6 @@ class ESMSSettings(Settings):
                     iterations=self.iterations, metric=self.metric, block=self.block,
                     n_jobs=self.n_jobs, seed=self.seed, counterparts=self.counterparts)
 
-    def estimator(self) -> "Estimator":
-        from xcore.psl.method import ESMSEstimator
-
-        return ESMSEstimator(self)
 
 
 DEMO_SETTINGS = ESMSSettings(target="rating", block="rated", gamma=0.5, rules_per_model=10,

@@ -15,8 +15,8 @@ Public API:
 Errors are always `xcore.errors.DataError` naming the file, the line and the problem.
 """
 
-from xcore.data.io.archive import load_zip, write_zip
-from xcore.data.io.detect import FORMATS, detect_format, load
+from xcore.data.io.archive import write_zip
+from xcore.data.io.detect import FORMATS, detect_format, load, load_zip
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.long_csv import load_long_csv, write_long_csv
 from xcore.data.io.manifest import Manifest, parse_manifest, write_manifest

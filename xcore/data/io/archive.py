@@ -13,10 +13,9 @@ import re
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, Union
+from typing import Union
 
-from xcore.data.dataset import RelationalDataset
-from xcore.data.io.files import FileSet, is_hidden, read_source, stem
+from xcore.data.io.files import FileSet, is_hidden, read_source
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.errors import DataError
 
@@ -31,17 +30,8 @@ def is_zip(data: bytes) -> bool:
     return data[:4] in (b"PK\x03\x04", b"PK\x05\x06")
 
 
-def load_zip(source: ZipSource, name: str | None = None, fmt: str = "auto", *,
-             limits: Limits | None = None, **options: Any) -> RelationalDataset:
-    """Load a zip of any supported format (detected from the files inside, or `fmt`)."""
-    from xcore.data.io.detect import load_files
-
-    zip_name, data = _zip_bytes(source, limits)
-    files = read_zip(data, zip_name, limits)
-    return load_files(files, fmt, name, default_name=stem(zip_name), limits=limits, **options)
-
-
-def _zip_bytes(source: ZipSource, limits: Limits | None) -> tuple[str, bytes]:
+def zip_bytes(source: ZipSource, limits: Limits | None) -> tuple[str, bytes]:
+    """The (file name, bytes) of one zip given as bytes, a path or a (name, bytes) pair."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         source = ("upload.zip", bytes(source))
     files = read_source(source, limits)

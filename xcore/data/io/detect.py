@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from xcore.data.dataset import RelationalDataset
-from xcore.data.io.archive import is_zip, load_zip
+from xcore.data.io.archive import ZipSource, is_zip, read_zip, zip_bytes
 from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
@@ -64,6 +64,17 @@ def load(source: Source, name: str | None = None, fmt: str = "auto", *,
             raise DataError("expected a single zip file", file=label)
         return load_zip(next(iter(files.items())), name, limits=limits, **options)
     return load_files(files, fmt, name, default_name=label, limits=limits, **options)
+
+
+def load_zip(source: ZipSource, name: str | None = None, fmt: str = "auto", *,
+             limits: Limits | None = None, **options: Any) -> RelationalDataset:
+    """Load a zip of any supported format (detected from the files inside, or `fmt`).
+
+    Lives here, not in `archive`, because it recurses into `load_files` (no import cycle).
+    """
+    zip_name, data = zip_bytes(source, limits)
+    files = read_zip(data, zip_name, limits)
+    return load_files(files, fmt, name, default_name=stem(zip_name), limits=limits, **options)
 
 
 def _is_zip_file(file: str, data: bytes) -> bool:

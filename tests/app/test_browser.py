@@ -1,0 +1,88 @@
+"""Real-browser test: start the app, pick a sample in headless Debian chromium, screenshot it.
+
+The screenshot is the one README.md shows (`tests/screenshots/home.png`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]  # tests/app/ -> repository root
+CHROMIUM = "/usr/bin/chromium"
+SHOT = ROOT / "tests" / "screenshots" / "home.png"
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("streamlit did not start: " + proc.stdout.read1(20000).decode())
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")
+def test_home_page_in_real_browser(app_url):
+    from playwright.sync_api import sync_playwright
+
+    from xcore.data.samples import list_samples
+
+    samples = list_samples()
+    pick = next((s for s in samples if s.name == "lastfm_demo"), samples[-1])
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        page.goto(app_url, wait_until="domcontentloaded")
+        page.get_by_text("Dataset:").first.wait_for(timeout=60_000)
+        # choose another sample in the select box and load it
+        box = page.locator("[data-testid=stSelectbox]").first
+        box.wait_for(state="visible", timeout=90_000)  # a busy machine may take a while to lay the page out
+        box.click(timeout=60_000)
+        page.keyboard.type(pick.title[:12])
+        page.keyboard.press("Enter")
+        page.get_by_role("button", name="Load sample").click()
+        page.get_by_text(f"sample: {pick.title}").first.wait_for(timeout=60_000)
+        page.get_by_text("Predicates").first.wait_for()
+        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        time.sleep(1.5)  # let plotly finish drawing
+        assert page.locator(".stException").count() == 0
+        SHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOT), full_page=True)
+        browser.close()
+    assert SHOT.stat().st_size > 20_000

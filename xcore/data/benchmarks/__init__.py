@@ -1,0 +1,1 @@
+"""Loaders of published benchmark datasets (Cora, CiteSeer, ...) for tests and benchmarks only, never shipped."""
