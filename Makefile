@@ -1,14 +1,14 @@
 # The two commands of README.md. Both work on a fresh machine with Python 3.11:
-#   make app    installs everything and starts the app at http://localhost:8501 (bundled samples)
+#   make app    installs xcore with the extras the app's buttons use and starts it at http://localhost:8501
 #   make test   installs everything (dev + explain extras, Debian's chromium) and runs the whole test suite
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
 
-.PHONY: app test install install-dev system-deps bench
+.PHONY: app test install install-dev system-deps bench screenshots
 
 install:
-	$(PY) -m pip install -e .
+	$(PY) -m pip install -e ".[explain]"
 
 install-dev:
 	$(PY) -m pip install -e ".[dev,explain]"
@@ -24,6 +24,10 @@ app: install
 
 test: system-deps install-dev
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+# refresh the README screenshots (tests write to the ignored tests/artifacts/ otherwise)
+screenshots: system-deps install-dev
+	XCORE_REFRESH_SCREENSHOTS=1 $(PY) -m pytest -m browser -p no:xdist tests/app/test_browser.py
 
 bench: install
 	$(PY) bench/run_all.py

@@ -168,7 +168,7 @@ def test_edge_width_and_sizes():
 # ---------------------------------------------------------------------- ranked bars
 def test_ranked_bar_figure_order_colours_and_hover():
     e = ground_rules()
-    fig = ranked_bar_figure(e, k=10, label_width=30)
+    fig = ranked_bar_figure(e, k=10, label_width=30, colour_by="explainable")
     assert [t.name for t in fig.data] == ["explainable", "not explainable"]
     labels = item_labels(e, 10, 30)
     assert list(fig.layout.yaxis.categoryarray) == labels
@@ -186,7 +186,7 @@ def test_ranked_bar_figure_order_colours_and_hover():
 
 @pytest.mark.slow
 def test_ranked_bar_figure_top_k_and_empty():
-    fig = ranked_bar_figure(feature_sets(), k=1)
+    fig = ranked_bar_figure(feature_sets(), k=1, colour_by="explainable")
     assert [t.name for t in fig.data] == ["explainable"] and list(fig.data[0].x) == [1.0]
     fig = ranked_bar_figure(Explanation("x"))
     assert len(fig.data) == 0 and "no items" in fig.layout.annotations[0].text

@@ -174,16 +174,31 @@ class RelationalDataset:
         cols = sorted(set(cols) - {"predicate"}, key=lambda c: int(c[1:]))
         return out[["predicate", *cols, "value", "partition"]]
 
-    def predicate_graph(self) -> nx.Graph:
-        """Predicates as nodes, joined when they share an argument type (the relational structure)."""
+    def predicate_graph(self, hub_threshold: int = 6) -> nx.Graph:
+        """Predicates as nodes, joined when they share an argument type (the relational structure).
+
+        A type shared by more than `hub_threshold` predicates (every column of a table shares the row
+        type) becomes one hub node (``kind="type"``) joined to each of them instead of a clique, so
+        wide tables draw as a star rather than a hairball.
+        """
         g = nx.Graph()
         preds = list(self.schema)
         for p in preds:
-            g.add_node(p.name, arity=p.arity, closed=p.closed, explainable=p.explainable,
+            g.add_node(p.name, arity=p.arity, closed=p.closed, explainable=p.explainable, kind="predicate",
                        atoms=sum(len(self.tables[p.name][part]) for part in PARTITIONS))
+        users: dict[str, list[str]] = {}
+        for p in preds:
+            for t in dict.fromkeys(p.types):
+                users.setdefault(t, []).append(p.name)
+        hubs = {t for t, names in users.items() if len(names) > hub_threshold}
+        for t in sorted(hubs):
+            hub = f"type {t}"
+            g.add_node(hub, arity=0, closed=True, explainable=False, atoms=0, kind="type")
+            for name in users[t]:
+                g.add_edge(hub, name, types=[t])
         for i, p in enumerate(preds):
             for q in preds[i + 1:]:
-                shared = sorted(set(p.types) & set(q.types))
+                shared = sorted((set(p.types) & set(q.types)) - hubs)
                 if shared:
                     g.add_edge(p.name, q.name, types=shared)
         return g

@@ -180,8 +180,15 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
         hovertext=[hover(f"{u} — {v}", "shared types: " + ", ".join(map(str, graph.edges[u, v].get("types", []))))
                    for u, v in edges]))
     max_atoms = max(int(d["atoms"]) for _, d in graph.nodes(data=True))
+    hubs = [n for n, d in graph.nodes(data=True) if d.get("kind") == "type"]
+    if hubs:
+        fig.add_trace(go.Scatter(
+            x=[float(pos[n][0]) for n in hubs], y=[float(pos[n][1]) for n in hubs], mode="markers+text",
+            name="argument types", text=[str(n) for n in hubs], textposition="bottom center", hoverinfo="text",
+            hovertext=[hover(str(n), f"shared by {graph.degree[n]} predicates") for n in hubs],
+            marker=dict(symbol="diamond", size=18, color=theme.EDGE, line=dict(color=theme.OUTLINE, width=1))))
     for name, closed, colour in (("closed predicates", True, theme.OBSERVED), ("open predicates", False, theme.OPEN)):
-        nodes = [n for n, d in graph.nodes(data=True) if bool(d["closed"]) is closed]
+        nodes = [n for n, d in graph.nodes(data=True) if bool(d["closed"]) is closed and d.get("kind") != "type"]
         if not nodes:
             continue
         data = [graph.nodes[n] for n in nodes]
