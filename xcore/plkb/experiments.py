@@ -209,8 +209,13 @@ def paper_baseline(name: str, seed: int):
 
 def paper_run(X_train: pd.DataFrame, y_train: Sequence, X_test: pd.DataFrame, y_test: Sequence, positive,
               kbs: dict[str, dict] | None = None, baselines: Sequence[str] = PAPER_BASELINES,
-              bins: dict | None = None, seed: int = 0) -> dict[str, float]:
-    """F1 (scikit-learn, positive class) of each KB classifier and baseline on one split."""
+              bins: dict | None = None, seed: int = 0, encoding: str = "onehot") -> dict[str, float]:
+    """F1 (scikit-learn, positive class) of each KB classifier and baseline on one split.
+
+    encoding: how the baselines see the discretised features, "onehot" or "ordinal" (each
+    feature as its integer value code, e.g. the synthetic strings' letters as 1..A)."""
+    if encoding not in ("onehot", "ordinal"):
+        raise XcoreError(f"encoding must be 'onehot' or 'ordinal', got {encoding!r}")
     import warnings
 
     from sklearn.metrics import f1_score
@@ -228,7 +233,10 @@ def paper_run(X_train: pd.DataFrame, y_train: Sequence, X_test: pd.DataFrame, y_
         if clf is None:
             clf = PLKBClassifier(positive_class=positive, bins=bins).fit(X_train, y_train)
         disc = clf.discretizer_
-        _, (A, B) = one_hot(disc.transform(X_train), disc.transform(X_test))
+        if encoding == "ordinal":
+            A, B = clf.encode(X_train).astype(float), clf.encode(X_test).astype(float)
+        else:
+            _, (A, B) = one_hot(disc.transform(X_train), disc.transform(X_test))
         ytr, yte = clf.binary_labels(y_train), clf.binary_labels(y_test)
         for name in baselines:
             with warnings.catch_warnings():
