@@ -46,7 +46,7 @@ def main() -> None:
             t_ours, diffs = [], []
             for q in qs[: args.queries]:
                 t = time.perf_counter()
-                iv = ours.interval(q)
+                ours.interval(q)
                 t_ours.append(time.perf_counter() - t)
             t_pulp = []
             for q in qs[: args.pulp_queries]:

@@ -369,7 +369,7 @@ def suggest_kb(table: pd.DataFrame, label: str, positive_class=None, sample: int
     data where many features each carry a little evidence (the synthetic strings), and fails
     where a few feature combinations decide and most combinations sit near the base rate
     (Nursery), which this check detects."""
-    from xcore.plkb.classifier import PLKBClassifier, choose_positive_class
+    from xcore.plkb.classifier import choose_positive_class
 
     if label not in table.columns:
         raise XcoreError(f"no column {label!r} in the table")
