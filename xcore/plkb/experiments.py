@@ -337,12 +337,18 @@ def _curve(clf, X_test: pd.DataFrame, y_test: Sequence, extras: Sequence[tuple[i
     return pd.DataFrame(rows)
 
 
-def knowledge_curve(clf, X_test: pd.DataFrame, y_test: Sequence, seed_string: Sequence[str],
+def knowledge_curve(clf, X_test: pd.DataFrame, y_test: Sequence, seed_string: Sequence[str] | None = None,
                     counts: Sequence[int] = (0, 10, 25, 50, 100, 150, 252), seed: int = 0,
-                    progress: Progress | None = None) -> pd.DataFrame:
-    """Paper Fig. 4a: test accuracy and F1 as `counts` true clauses from the seed string
-    (`seed_clauses`, nested: each set contains the previous) are added; the KB is restored."""
-    pool = seed_clauses(clf.domain_, seed_string, max(counts), seed=seed)
+                    progress: Progress | None = None, clauses: KB | str | None = None) -> pd.DataFrame:
+    """Paper Fig. 4a: test accuracy and F1 as `counts` true clauses are added (nested: each set
+    contains the previous); the KB is restored. The clauses are `seed_clauses` of the synthetic
+    strings' `seed_string`, or, for other data, the given `clauses` (a KB or text, in order)."""
+    if clauses is not None:
+        pool = clauses if isinstance(clauses, KB) else KB.from_text(clauses, clf.domain_, source="knowledge")
+    elif seed_string is not None:
+        pool = seed_clauses(clf.domain_, seed_string, max(counts), seed=seed)
+    else:
+        raise XcoreError("knowledge_curve needs the seed string or the clauses to add")
     extras = [(min(int(c), len(pool)), pool.select(np.arange(min(int(c), len(pool))))) for c in counts]
     return _curve(clf, X_test, y_test, extras, progress)
 

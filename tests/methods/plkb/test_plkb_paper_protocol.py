@@ -71,6 +71,11 @@ def test_knowledge_and_pollution_curves():
     k = knowledge_curve(clf, Xte, yte, s.seed_string, counts=(0, 20, 56))
     assert list(k.n_added) == [0, 20, 56] and clf.kb_ is before
     assert k.f1.iloc[-1] >= k.f1.iloc[0]
+    text = "1.0: POS | ~p1=%s\n0.9: POS | ~p2=%s\n" % (s.seed_string[0], s.seed_string[1])
+    k2 = knowledge_curve(clf, Xte, yte, counts=(0, 1, 2), clauses=text)
+    assert list(k2.kb_size) == [len(before), len(before) + 1, len(before) + 2]
+    with pytest.raises(XcoreError):
+        knowledge_curve(clf, Xte, yte)
     p = random_pollution_curve(clf, Xte, yte, counts=(0, 50))
     assert list(p.kb_size) == [len(before), len(before) + 50] and clf.kb_ is before
     fig = kb_curve_figure({"true clauses": k, "random clauses": p})
