@@ -15,11 +15,13 @@ from xcore.plkb.classifier import PLKBClassifier, PLKBExplanation, choose_positi
 from xcore.plkb.direct import direct_kb
 from xcore.plkb.discretize import Discretizer
 from xcore.plkb.explain import (
+    SCORE_TOL,
     DecisiveResult,
     ShapleyResult,
     decisive_features,
     explanation_accuracy,
     shapley_values,
+    tie_order,
     top_k,
     topk_agreement,
 )
@@ -31,9 +33,9 @@ from xcore.plkb.lp import TIE_TOL, HighsLP, Interval, build_lp
 from xcore.plkb.tree import forest_kb, id3, tree_kb
 
 __all__ = [
-    "ABSENT", "KB", "POS", "TIE_TOL", "UNSEEN", "Clause", "DecisiveResult", "Discretizer", "Domain",
+    "ABSENT", "KB", "POS", "SCORE_TOL", "TIE_TOL", "UNSEEN", "Clause", "DecisiveResult", "Discretizer", "Domain",
     "HighsLP", "Interval", "Lit", "PLKBClassifier", "PLKBExplanation", "Reasoner", "ShapleyResult",
     "SyntheticStrings", "build_lp", "choose_positive_class", "decisive_features", "direct_kb",
     "explanation_accuracy", "forest_kb", "id3", "make_strings", "parse_clauses", "parse_kb",
-    "shapley_values", "top_k", "topk_agreement", "tree_kb", "write_kb",
+    "shapley_values", "tie_order", "top_k", "topk_agreement", "tree_kb", "write_kb",
 ]

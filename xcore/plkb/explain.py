@@ -23,9 +23,38 @@ import pandas as pd
 from xcore.errors import XcoreError
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.literals import ABSENT, Domain
-from xcore.plkb.lp import Interval
+from xcore.plkb.lp import DEFAULT_FACE_TOL, Interval
+
+SCORE_TOL = 1e-7
+"""Two sub-query scores (omega(POS) midpoints) closer than this are tied; ties keep evaluation
+order. It must not be smaller than the LP's optimal-face tolerance (`DEFAULT_FACE_TOL`, an
+absolute slack that can move a midpoint by about that much)."""
+assert SCORE_TOL >= DEFAULT_FACE_TOL
 
 CANDIDATE_COLUMNS = ("rank", "features", "query", "omega_lo", "omega_hi", "omega_mid", "size")
+
+
+def tie_order(scores: Sequence[float], tol: float = SCORE_TOL) -> list[int]:
+    """Indices by decreasing score; scores within `tol` of the best remaining one are tied and
+    keep index (evaluation) order."""
+    sc = np.asarray(scores, dtype=float)
+    by_score = np.argsort(-sc, kind="stable")
+    out: list[int] = []
+    i, n = 0, len(by_score)
+    while i < n:
+        lead = sc[by_score[i]]
+        j = i
+        while j < n and sc[by_score[j]] >= lead - tol:
+            j += 1
+        out += sorted(by_score[i:j].tolist())
+        i = j
+    return out
+
+
+def first_best(scores: Sequence[float], tol: float = SCORE_TOL) -> int:
+    """Index of the first score within `tol` of the maximum (the tie rule for one choice)."""
+    sc = np.asarray(scores, dtype=float)
+    return int(np.flatnonzero(sc >= sc.max() - tol)[0])
 
 
 def _sub_codes(codes: np.ndarray, keep: Sequence[int]) -> np.ndarray:
@@ -55,8 +84,12 @@ class DecisiveResult:
 
 
 def decisive_features(reasoner: Reasoner, codes: np.ndarray, k: int, positive: bool | None = None,
-                      max_exhaustive: int = 3000, restarts: int = 3, seed: int = 0) -> DecisiveResult:
-    """The size-k sub-query that best supports the prediction (see module docstring)."""
+                      max_exhaustive: int = 3000, restarts: int = 3, seed: int = 0,
+                      tol: float = SCORE_TOL) -> DecisiveResult:
+    """The size-k sub-query that best supports the prediction (see module docstring); scores
+    within `tol` are tied and the first evaluated wins (lexicographic when exhaustive)."""
+    if tol < DEFAULT_FACE_TOL:
+        raise XcoreError(f"tol must be at least the face tolerance {DEFAULT_FACE_TOL:g}, got {tol!r}")
     codes = np.asarray(codes, dtype=np.int64)
     present = np.flatnonzero(codes != ABSENT)
     n = len(present)
@@ -74,7 +107,7 @@ def decisive_features(reasoner: Reasoner, codes: np.ndarray, k: int, positive: b
         key = tuple(sorted(subset))
         if key not in evaluated:
             evaluated[key] = reasoner.interval(_sub_codes(codes, key))
-        return sign * round(evaluated[key].mid, 9)
+        return sign * evaluated[key].mid
 
     if k == 0:
         method = "empty"
@@ -85,11 +118,15 @@ def decisive_features(reasoner: Reasoner, codes: np.ndarray, k: int, positive: b
             score(subset)
     else:
         method = "hill-climb"
-        _hill_climb(present.tolist(), k, score, restarts, np.random.default_rng(seed))
+        _hill_climb(present.tolist(), k, score, restarts, np.random.default_rng(seed), tol)
     keys = list(evaluated)
     # only size-k sub-queries compete (greedy steps of smaller sizes are listed after them);
-    # ties keep evaluation order (lexicographic for the exhaustive search)
-    order = sorted(range(len(keys)), key=lambda i: (len(keys[i]) != k, -sign * round(evaluated[keys[i]].mid, 9), i))
+    # scores within tol are tied and keep evaluation order (lexicographic when exhaustive)
+    signed = [sign * evaluated[key].mid for key in keys]
+    full_k = [i for i in range(len(keys)) if len(keys[i]) == k]
+    other = [i for i in range(len(keys)) if len(keys[i]) != k]
+    order = ([full_k[j] for j in tie_order([signed[i] for i in full_k], tol)]
+             + [other[j] for j in tie_order([signed[i] for i in other], tol)])
     best = keys[order[0]]
     table = pd.DataFrame({
         "rank": np.arange(1, len(order) + 1),
@@ -104,8 +141,9 @@ def decisive_features(reasoner: Reasoner, codes: np.ndarray, k: int, positive: b
 
 
 def _hill_climb(items: list[int], k: int, score: Callable[[tuple[int, ...]], float], restarts: int,
-                rng: np.random.Generator) -> tuple[int, ...]:
-    """Greedy forward selection to size k, then best-improvement swaps; plus random restarts."""
+                rng: np.random.Generator, tol: float = SCORE_TOL) -> tuple[int, ...]:
+    """Greedy forward selection to size k, then best-improvement swaps; plus random restarts.
+    A move counts only if it improves the score by more than `tol`; ties keep the first seen."""
     def climb(start: list[int]) -> tuple[list[int], float]:
         cur = sorted(start)
         cur_s = score(tuple(cur))
@@ -116,7 +154,7 @@ def _hill_climb(items: list[int], k: int, score: Callable[[tuple[int, ...]], flo
                 for j in outside:
                     cand = sorted([x for x in cur if x != i] + [j])
                     s = score(tuple(cand))
-                    if s > best_s + 1e-12:
+                    if s > best_s + tol:
                         best_s, best_set = s, cand
             if best_set is None:
                 return cur, cur_s
@@ -126,12 +164,12 @@ def _hill_climb(items: list[int], k: int, score: Callable[[tuple[int, ...]], flo
     for _ in range(k):
         rest = [j for j in items if j not in greedy]
         vals = [score(tuple(sorted(greedy + [j]))) for j in rest]
-        greedy.append(rest[int(np.argmax(vals))])
+        greedy.append(rest[first_best(vals, tol)])
     best, best_s = climb(greedy)
     for _ in range(restarts):
         start = rng.choice(items, size=k, replace=False).tolist()
         cand, s = climb(start)
-        if s > best_s + 1e-12:
+        if s > best_s + tol:
             best, best_s = cand, s
     return tuple(best)
 
@@ -167,7 +205,7 @@ class ShapleyResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per feature: feature, value, phi, se, rank by |phi|."""
-        order = np.argsort(-np.abs(self.phi), kind="stable")
+        order = np.asarray(tie_order(np.abs(self.phi)), dtype=np.int64)
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(1, len(order) + 1)
         return pd.DataFrame({"feature": list(self.names), "value": list(self.values),
@@ -233,12 +271,12 @@ def shapley_values(reasoner: Reasoner, codes: np.ndarray, exact_max: int = 12, n
 
 
 # ---------------------------------------------------------------------- comparisons
-def top_k(scores: np.ndarray, k: int, positive: bool | None = None) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int, positive: bool | None = None, tol: float = SCORE_TOL) -> np.ndarray:
     """Indices of the k largest scores (toward the prediction: -score for a negative one;
-    by |score| when `positive` is None). Ties keep index order."""
+    by |score| when `positive` is None). Scores within `tol` are tied and keep index order."""
     s = np.asarray(scores, dtype=float)
     key = np.abs(s) if positive is None else (s if positive else -s)
-    return np.argsort(-key, kind="stable")[:k]
+    return np.asarray(tie_order(key, tol)[:k], dtype=np.int64)
 
 
 def topk_agreement(a: np.ndarray, b: np.ndarray, k: int, positive: bool | None = None) -> float:

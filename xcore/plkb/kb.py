@@ -152,6 +152,28 @@ class KB:
         return np.repeat(np.arange(len(self), dtype=np.int64), self.lengths)
 
     @cached_property
+    def clause_group(self) -> np.ndarray:
+        """Id of every clause's distinct sentence: clauses with the same set of literals (in any
+        order, repeats ignored) share an id, so the LP gives them one omega(c) (vectorised)."""
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        code = self.atoms * 2 + self.positive.astype(np.int64)
+        order = np.lexsort((code, self.lit_clause))
+        c_sorted, cl_sorted = code[order], self.lit_clause[order]
+        keep = np.ones(len(code), dtype=bool)
+        keep[1:] = (c_sorted[1:] != c_sorted[:-1]) | (cl_sorted[1:] != cl_sorted[:-1])
+        c_sorted, cl_sorted = c_sorted[keep], cl_sorted[keep]
+        counts = np.bincount(cl_sorted, minlength=n)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        slot = np.arange(len(c_sorted)) - np.repeat(starts, counts)
+        table = np.full((n, int(counts.max()) + 1), -1, dtype=np.int64)
+        table[:, 0] = counts
+        table[cl_sorted, slot + 1] = c_sorted
+        _, inv = np.unique(table, axis=0, return_inverse=True)
+        return inv.reshape(-1).astype(np.int64)
+
+    @cached_property
     def _lit_is_feature(self) -> np.ndarray:
         return self.atoms != 0
 

@@ -1,7 +1,8 @@
 """The LP of a probabilistic KB and its two-stage solution (interval of omega(POS)).
 
-Unknowns: omega(z) of every atom z, omega(c) of every clause, and deviations u, v >= 0 with
-omega(c_i) - p_i = u_i - v_i. Minimise sum_i w_i (u_i + v_i) (= sum_i |omega(c_i) - p_i|) subject to
+Unknowns: omega(z) of every atom z, omega(c) of every DISTINCT clause (repeated clauses, e.g.
+knowledge restating a learned clause with another p, share one omega(c), so their fit is the
+weighted L1 median of their p's), and deviations u, v >= 0 with omega(c_i) - p_i = u_i - v_i. Minimise sum_i w_i (u_i + v_i) (= sum_i |omega(c_i) - p_i|) subject to
 
 * Boole:        omega(c) <= sum of omega(l) over the literals l of c,
 * monotonicity: omega(c) >= omega(l) for every literal l of c,
@@ -176,9 +177,17 @@ def build_lp(kb: KB, codes: np.ndarray | None = None, substitute: bool = True,
     general = kind == KIND_GENERAL
     g_idx = np.flatnonzero(general)
     g = len(g_idx)
+    # one omega(c) column per distinct sentence: repeated clauses (knowledge restating a learned
+    # clause, a forest's repeated paths) share it and each adds its own deviation term
+    _, first, g_inv = np.unique(kb.clause_group[g_idx], return_index=True, return_inverse=True)
+    g_inv = g_inv.reshape(-1)
+    rep = g_idx[first]
+    G = len(rep)
     g_pos = np.full(n, -1, dtype=np.int64)
-    g_pos[g_idx] = np.arange(g)
-    lit_g = general[cl] & free  # literals that get matrix entries
+    g_pos[rep] = np.arange(G)
+    is_rep = np.zeros(n, dtype=bool)
+    is_rep[rep] = True
+    lit_g = is_rep[cl] & free  # literals that get matrix entries (one copy per distinct clause)
     col_atoms = np.union1d([0], kb.atoms[lit_g])
     n_at = len(col_atoms)
     atom_col = np.full(n_atoms, -1, dtype=np.int64)
@@ -201,7 +210,7 @@ def build_lp(kb: KB, codes: np.ndarray | None = None, substitute: bool = True,
         offset += float(np.sum(wq * uq))  # value of the sum at omega(POS) = 0
     S = len(seg_len)
     c0 = n_at
-    u0 = c0 + g
+    u0 = c0 + G
     v0 = u0 + g
     s0 = v0 + g
     n_cols = s0 + S
@@ -219,29 +228,30 @@ def build_lp(kb: KB, codes: np.ndarray | None = None, substitute: bool = True,
     latom = atom_col[kb.atoms[lit_g]]
     lpos = kb.positive[lit_g]
     sign = np.where(lpos, 1.0, -1.0)  # omega(l) = x (positive) or 1 - x (negative)
-    neg_count = np.bincount(lcl, weights=~lpos, minlength=g)
+    neg_count = np.bincount(lcl, weights=~lpos, minlength=G)
     m = len(lcl)
     ar_g = np.arange(g)
-    r_mono = g + np.arange(m)
-    r_dev = g + m + ar_g
+    ar_G = np.arange(G)
+    r_mono = G + np.arange(m)
+    r_dev = G + m + ar_g
     n_seg_row = 1 if S else 0
-    r_seg = 2 * g + m
-    rows = [ar_g, lcl, r_mono, r_mono, r_dev, r_dev, r_dev]
-    cols = [c0 + ar_g, latom, c0 + lcl, latom, c0 + ar_g, u0 + ar_g, v0 + ar_g]
-    vals = [np.ones(g), -sign, np.ones(m), -sign, np.ones(g), -np.ones(g), np.ones(g)]
+    r_seg = G + m + g
+    rows = [ar_G, lcl, r_mono, r_mono, r_dev, r_dev, r_dev]
+    cols = [c0 + ar_G, latom, c0 + lcl, latom, c0 + g_inv, u0 + ar_g, v0 + ar_g]
+    vals = [np.ones(G), -sign, np.ones(m), -sign, np.ones(g), -np.ones(g), np.ones(g)]
     if S:  # omega(POS) - sum of segments = 0
         rows += [np.full(S + 1, r_seg)]
         cols += [np.concatenate([[pos_col], s0 + np.arange(S)])]
         vals += [np.concatenate([[1.0], -np.ones(S)])]
-    row_lower = np.concatenate([np.full(g, -np.inf), np.where(lpos, 0.0, 1.0), kb.prob[g_idx], np.zeros(n_seg_row)])
+    row_lower = np.concatenate([np.full(G, -np.inf), np.where(lpos, 0.0, 1.0), kb.prob[g_idx], np.zeros(n_seg_row)])
     row_upper = np.concatenate([neg_count, np.full(m, np.inf), kb.prob[g_idx], np.zeros(n_seg_row)])
-    n_rows = 2 * g + m + n_seg_row
+    n_rows = G + m + g + n_seg_row
     A = _csc(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), n_rows, n_cols)
     cost = np.zeros(n_cols)
     cost[u0:v0] = w[g_idx]
     cost[v0:s0] = w[g_idx]
     cost[s0:] = seg_cost
-    ref[general] = c0 + g_pos[general]
+    ref[g_idx] = c0 + g_inv
     n_used = int(np.sum(kind != KIND_DROP))
     return LPMatrices(A, cost, col_lower, col_upper, row_lower, row_upper, col_atoms, pos_col, n_used,
                       np.flatnonzero(cost), offset, kind, ref)

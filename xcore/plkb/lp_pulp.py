@@ -2,7 +2,7 @@
 
 Unlike the HiGHS fast path (`xcore.plkb.lp`), this model keeps every unknown of the paper's
 formulation by name: ``w<id>_<atom>`` = omega(atom), ``n<id>_<atom>`` = omega(~atom) with
-``neg_<id>: w + n = 1``, ``c<i>`` = omega(clause i), ``over<i>``/``under<i>`` its deviation from p_i.
+``neg_<id>: w + n = 1``, ``c<i>`` = omega(clause i) (shared by repeated copies of clause i), ``over<i>``/``under<i>`` its deviation from p_i.
 Query atoms are fixed through variable bounds (not substituted), so agreement with the HiGHS path
 also checks the substitution there.
 """
@@ -53,17 +53,23 @@ def build_pulp(kb: KB, codes: np.ndarray | None = None, name: str = "plkb") -> t
         nw[a] = _var(prob, f"n_{label}", 0.0, 1.0)
         prob += w[a] + nw[a] == 1, f"neg_{label}"
     n = len(kb)
-    c = [_var(prob, f"c{i}", 0.0, 1.0) for i in range(n)]
+    group = kb.clause_group  # one omega(c) per distinct clause, named after its first occurrence
+    first: dict[int, int] = {}
+    for i, gid in enumerate(group.tolist()):
+        first.setdefault(gid, i)
+    c_of = {gid: _var(prob, f"c{i}", 0.0, 1.0) for gid, i in first.items()}
+    c = [c_of[gid] for gid in group.tolist()]
     over = [_var(prob, f"over{i}", 0.0, None) for i in range(n)]
     under = [_var(prob, f"under{i}", 0.0, None) for i in range(n)]
     objective = pulp.lpSum(float(kb.weight[i]) * (over[i] + under[i]) for i in range(n))
     prob += objective
     for i in range(n):
         s, e = int(kb.indptr[i]), int(kb.indptr[i + 1])
-        lits = [w[a] if pos else nw[a] for a, pos in zip(kb.atoms[s:e].tolist(), kb.positive[s:e].tolist())]
-        prob += c[i] <= pulp.lpSum(lits), f"boole_c{i}"
-        for j, lit in enumerate(lits):
-            prob += c[i] >= lit, f"mono_c{i}_{j}"
+        if first[int(group[i])] == i:
+            lits = [w[a] if pos else nw[a] for a, pos in zip(kb.atoms[s:e].tolist(), kb.positive[s:e].tolist())]
+            prob += c[i] <= pulp.lpSum(lits), f"boole_c{i}"
+            for j, lit in enumerate(lits):
+                prob += c[i] >= lit, f"mono_c{i}_{j}"
         prob += c[i] - over[i] + under[i] == float(kb.prob[i]), f"dev_c{i}"
     return prob, {"w": w, "n": nw, "c": c, "over": over, "under": under, "objective": objective}
 

@@ -162,8 +162,11 @@ def test_lp_sizes_and_clause_solution():
     kb = random_kb(rng, n_features=3, n_clauses=10)
     r = Reasoner(kb)
     size = r.lp_size(None)
-    assert size["cols"] == len(np.union1d([0], kb.atoms)) + 3 * len(kb)
-    assert size["rows"] == 2 * len(kb) + kb.n_literals
+    # one omega(c) column, Boole row and monotonicity rows per DISTINCT clause; u, v, deviation row per clause
+    _, first = np.unique(kb.clause_group, return_index=True)
+    distinct = kb.select(np.sort(first))
+    assert size["cols"] == len(np.union1d([0], kb.atoms)) + len(distinct) + 2 * len(kb)
+    assert size["rows"] == len(distinct) + distinct.n_literals + len(kb)
     codes = random_query(rng, kb.domain, complete=True)
     frame = r.clause_solution(codes)
     assert len(frame) == int(kb.relevant_mask(codes).sum())

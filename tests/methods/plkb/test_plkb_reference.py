@@ -56,25 +56,40 @@ def reference_interval(kb: KB, codes=None, scope: str = "full") -> tuple[float, 
     clauses = list(range(len(kb))) if scope == "full" else reference_relevant(kb, codes)
     A = dom.n_atoms
     n = len(clauses)
-    # variables: w[0..A-1], nw[A..2A-1], c[2A..2A+n-1], t[2A+n..2A+2n-1]
-    nv = 2 * A + 2 * n
+    # one omega(c) per DISTINCT clause (same literal set): repeated clauses share it
+    sentences: list[frozenset] = []
+    sentence_of = []
+    for i in clauses:
+        key = frozenset(zip(kb.atoms[kb.indptr[i]:kb.indptr[i + 1]].tolist(),
+                            kb.positive[kb.indptr[i]:kb.indptr[i + 1]].tolist()))
+        if key not in sentences:
+            sentences.append(key)
+        sentence_of.append(sentences.index(key))
+    S = len(sentences)
+    # variables: w[0..A-1], nw[A..2A-1], c[2A..2A+S-1], t[2A+S..2A+S+n-1]
+    nv = 2 * A + S + n
     ub_rows, ub_rhs, eq_rows, eq_rhs = [], [], [], []
     for a in range(A):
         row = np.zeros(nv)
         row[a] = row[A + a] = 1
         eq_rows.append(row)
         eq_rhs.append(1.0)
+    done: set[int] = set()
     for j, i in enumerate(clauses):
-        ci, ti = 2 * A + j, 2 * A + n + j
+        ci, ti = 2 * A + sentence_of[j], 2 * A + S + j
         p = float(kb.prob[i])
         lits = [(int(a) if pos else A + int(a)) for a, pos in
                 zip(kb.atoms[kb.indptr[i]:kb.indptr[i + 1]], kb.positive[kb.indptr[i]:kb.indptr[i + 1]])]
+        if sentence_of[j] in done:
+            lits = []  # Boole and monotonicity rows once per distinct clause
+        done.add(sentence_of[j])
         row = np.zeros(nv)
         row[ci] = 1
         for v in lits:
             row[v] -= 1
-        ub_rows.append(row)
-        ub_rhs.append(0.0)  # Boole
+        if lits:
+            ub_rows.append(row)
+            ub_rhs.append(0.0)  # Boole
         for v in lits:
             row = np.zeros(nv)
             row[v] = 1
@@ -89,13 +104,13 @@ def reference_interval(kb: KB, codes=None, scope: str = "full") -> tuple[float, 
         row[ci], row[ti] = -1, -1
         ub_rows.append(row)
         ub_rhs.append(-p)
-    bounds = [(0.0, 1.0)] * (2 * A + n) + [(0.0, None)] * n
+    bounds = [(0.0, 1.0)] * (2 * A + S) + [(0.0, None)] * n
     for a in range(1, A):
         v = _atom_value(dom, codes, a)
         if v is not None:
             bounds[a] = (float(v), float(v))
     cost = np.zeros(nv)
-    cost[2 * A + n:] = 1.0
+    cost[2 * A + S:] = kb.weight[clauses]
     A_ub = np.array(ub_rows) if ub_rows else None
     b_ub = np.array(ub_rhs) if ub_rows else None
     r1 = linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=np.array(eq_rows), b_eq=np.array(eq_rhs), bounds=bounds,
