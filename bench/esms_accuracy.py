@@ -21,7 +21,6 @@ Baselines predict each test rating from one predicate alone: the mean observed r
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path

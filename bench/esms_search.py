@@ -19,7 +19,6 @@ exceed their share of the wall time.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path

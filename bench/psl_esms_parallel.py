@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
 import pandas as pd
 
 from xcore.data.generators import lastfm_preset

@@ -6,14 +6,16 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
+from pages.components import (PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.methods import Run
-from xcore.plkb.experiments import compare_baselines, pollution_curve
-from xcore.plkb.method import DECISIVE, SHAPLEY, DecisiveExplainer, ShapleyExplainer
+from xcore.plkb.experiments import (compare_baselines, knowledge_curve, random_pollution_curve, shap_agreement_by_k,
+                                    suggest_kb)
+from xcore.plkb.method import DECISIVE, DecisiveExplainer, ShapleyExplainer
 from xcore.plkb.workflow import GENERATED, PLKBSettings, generated_dataset, identifier_columns
-from xcore.viz import ranked_bar_figure, tradeoff_figure
+from xcore.viz import ranked_bar_figure
+from xcore.viz.plkb_figures import feature_choice_figure, kb_curve_figure, shap_agreement_figure
 
 METHOD = "plkb"
 
@@ -47,7 +49,12 @@ def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
     if st.session_state.get("plkb_pos") not in ["(default)", *classes]:
         st.session_state.pop("plkb_pos", None)
     positive = c[1].selectbox("Positive class (one-vs-rest)", ["(default)", *classes], key="plkb_pos")
-    kb = c[2].radio("Knowledge base", ["tree", "direct"], horizontal=True, key="plkb_kb")
+    choice = guarded(suggested_kb, table, label, tuple(identifier_columns(table, label)))
+    if choice is not None and st.session_state.get("plkb_kb_for") != (ds.fingerprint(), label):
+        st.session_state["plkb_kb"] = choice[0]  # default to the KB that suits the loaded data
+        st.session_state["plkb_kb_for"] = (ds.fingerprint(), label)
+    kb = c[2].radio("Knowledge base", ["tree", "direct"], horizontal=True, key="plkb_kb",
+                    help=None if choice is None else choice[1])
     bins = c[3].slider("Bins for numeric columns", 2, 10, 4, key="plkb_bins")
     c = st.columns(5)
     max_k = c[0].number_input("Direct: max k", 1, 4, 2, key="plkb_maxk", disabled=kb != "direct")
@@ -60,6 +67,8 @@ def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
         st.session_state.pop("plkb_drop", None)
     drop = st.multiselect("Leave out these columns", others, default=identifier_columns(table, label),
                           key="plkb_drop", help="Identifier-like columns are left out by default.")
+    if choice is not None:
+        st.caption(f"Suggested: {choice[1]}.")
     knowledge = st.text_area("Domain knowledge (one clause per line, e.g. `0.9: POS | ~sex_female`)", "",
                              key="plkb_knowledge", height=80)
     return guarded(PLKBSettings, label=label, positive_class=None if positive == "(default)" else positive, kb=kb,
@@ -142,20 +151,57 @@ def _shap_compare(run: Run, x: pd.DataFrame):
 def show_experiments(run: Run) -> None:
     p = run.extras["plkb"]
     if st.button("Compare with CART, random forest, SVM and MLP", key="plkb_baselines"):
-        frame = derived(run, "baselines", (), lambda: compare_baselines(p.clf, p.X_train, p.y_train, p.X_test,
-                                                                        p.y_test), "The baseline comparison")
-        if frame is not None:
-            st.dataframe(frame, hide_index=True, width="stretch")
-    if st.button("Pollution experiment (add random clauses)", key="plkb_pollution"):
-        report = progress_bar("adding random clauses")
-        curve = derived(run, "pollution", (), lambda: pollution_curve(p.clf, p.X_test, p.y_test, progress=report),
-                        "The pollution experiment")
-        if curve is not None:
-            x = "fraction" if "fraction" in curve.columns else curve.columns[0]
-            y = "accuracy" if "accuracy" in curve.columns else curve.columns[-1]
-            st.plotly_chart(tradeoff_figure(curve, x=x, y=y, title="Accuracy as random clauses are added"),
-                            width="stretch")
-            st.dataframe(curve, hide_index=True, width="stretch")
+        derived(run, "baselines", (), lambda: compare_baselines(p.clf, p.X_train, p.y_train, p.X_test, p.y_test),
+                "The baseline comparison")
+    frame = run.extras.get("derived", {}).get(("baselines", ()))
+    if frame is not None:
+        st.dataframe(frame, hide_index=True, width="stretch", key="plkb_baselines_table")
+
+    st.subheader("Agreement with SHAP (paper Fig. 3)")
+    st.caption("For k = 1..5: the share of test rows whose k decisive features share at least j features with "
+               "SHAP's top k on gradient boosting, and how often each feature is chosen by each method.")
+    rows = st.number_input("Test rows to compare", 10, 500, 60, step=10, key="plkb_agree_rows")
+    if st.button("Compare with SHAP", key="plkb_agree_btn"):
+        report = progress_bar("explaining rows by both methods")
+        derived(run, "agreement", (int(rows),), lambda: shap_agreement_by_k(
+            p.clf, p.X_train, p.y_train, p.X_test.head(int(rows)), progress=report), "The SHAP comparison")
+    found = run.extras.get("derived", {}).get(("agreement", (int(rows),)))
+    if found is not None:
+        agreement, frequency = found
+        left, right = st.columns(2)
+        left.plotly_chart(shap_agreement_figure(agreement), width="stretch", key="plkb_agree_fig",
+                          config=PLOT_CONFIG)
+        k = right.slider("k for the feature counts", 1, int(frequency["k"].max()), 2, key="plkb_agree_k")
+        right.plotly_chart(feature_choice_figure(frequency, k), width="stretch", key="plkb_choice_fig",
+                           config=PLOT_CONFIG)
+
+    st.subheader("Knowledge and pollution (paper Fig. 4)")
+    st.caption("F1 on the test rows as the clauses written under *Domain knowledge* are added one by one, and as "
+               "random clauses (probability uniform in [0, 1]) pollute the KB; the KB is restored afterwards.")
+    if st.button("Draw the curves", key="plkb_curves_btn"):
+        report = progress_bar("adding clauses")
+
+        def curves() -> dict:
+            out = {"random clauses": random_pollution_curve(p.clf, p.X_test, p.y_test, seed=run.settings.seed,
+                                                            progress=report)}
+            if run.settings.knowledge.strip():
+                n = len([x for x in run.settings.knowledge.splitlines() if x.strip()])
+                out["domain knowledge"] = knowledge_curve(p.clf, p.X_test, p.y_test, clauses=run.settings.knowledge,
+                                                          counts=tuple(range(n + 1)))
+            return out
+
+        derived(run, "curves", (), curves, "The knowledge and pollution curves")
+    found = run.extras.get("derived", {}).get(("curves", ()))
+    if found is not None:
+        st.plotly_chart(kb_curve_figure(found), width="stretch", key="plkb_curves_fig", config=PLOT_CONFIG)
+        st.dataframe(pd.concat(found, names=["curve"]).reset_index(level=0), hide_index=True, width="stretch",
+                     key="plkb_curves_table")
+
+
+@st.cache_data(show_spinner="Checking which knowledge base suits this table…", max_entries=16)
+def suggested_kb(table: pd.DataFrame, label: str, drop: tuple[str, ...]) -> tuple[str, str]:
+    """The KB that fits this table better on a quick balanced split (xcore's `suggest_kb`)."""
+    return suggest_kb(table.drop(columns=list(drop), errors="ignore"), label)
 
 
 st.title("Probabilistic-logic classifier")

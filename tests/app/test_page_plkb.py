@@ -53,3 +53,20 @@ def test_shapley_button_twice():
         click(at, "plkb_shap_btn")
         assert not errors(at)
         assert any("Shapley value φ" in c.value for c in at.caption)
+
+
+def test_kb_default_suits_the_data_and_the_paper_figures_draw():
+    at = page("plkb", load_sample("nursery"))
+    assert at.radio(key="plkb_kb").value == "tree"  # the Direct KB is the wrong choice on Nursery
+    assert any("Suggested: Tree KB" in c.value for c in at.caption)
+    click(at, "plkb_train")
+    at.number_input(key="plkb_agree_rows").set_value(10)
+    at.run()
+    for _ in range(2):
+        click(at, "plkb_agree_btn")
+        assert not errors(at)
+    titles = [c.proto.spec for c in at.get("plotly_chart")]
+    assert any("Same features as SHAP" in t for t in titles)
+    assert any("How often each feature is chosen" in t for t in titles)
+    click(at, "plkb_curves_btn")
+    assert any("F1 as clauses are added" in c.proto.spec for c in at.get("plotly_chart"))
