@@ -135,8 +135,26 @@ def applicability_gate(method: str, dataset: RelationalDataset | None) -> Relati
 
 
 # ---------------------------------------------------------------------- predictions
+COLUMN_HELP = {
+    "target": "The predicted atom or row (canonical text).",
+    "prediction": "The model's prediction for the target.",
+    "truth": "The true value or class, where the data has one.",
+    "error": "prediction − truth.",
+    "lo": "ω(POS) low: the smallest probability of the positive class the LP allows for this row.",
+    "hi": "ω(POS) high: the largest probability of the positive class the LP allows for this row.",
+    "mid": "ω(POS) midpoint: (low + high) / 2, compared with 0.5 to predict.",
+    "n_clauses": "Clauses of the knowledge base that bear on this row's query.",
+    "correct": "Whether the prediction equals the truth.",
+    "se": "Monte Carlo standard error of the marginal (batch means); 0 for exact inference.",
+    "rhat": "Split-chain R-hat: near 1 when the Gibbs chains agree (above 1.1: sample more).",
+}
+"""Tooltips for the prediction columns a new user may not know."""
+
+
 def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str | None:
-    """Filter, sort and select predictions; returns the selected row's target (the first row by default)."""
+    """Filter, sort and select predictions; returns the selected row's target (the first row by default).
+
+    Column headers carry tooltips (`COLUMN_HELP`) for numbers such as ω(POS) low/high or R-hat."""
     if frame.empty:
         st.info("This run made no predictions.")
         return None
@@ -152,8 +170,9 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
     if view.empty:
         st.info(f"No target contains {query!r}.")
         return None
+    config = {c: st.column_config.Column(help=COLUMN_HELP[c]) for c in view.columns if c in COLUMN_HELP}
     event = st.dataframe(view.round(4), hide_index=True, width="stretch", on_select="rerun",
-                         selection_mode="single-row", key=f"{key}_table", height=height)
+                         selection_mode="single-row", key=f"{key}_table", height=height, column_config=config)
     rows = event.selection.rows if event is not None else []
     st.caption(f"{len(view):,} of {len(frame):,} predictions. Select a row to explain it.")
     return str(view["target"].iloc[rows[0] if rows and rows[0] < len(view) else 0])

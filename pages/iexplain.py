@@ -165,6 +165,9 @@ def coalitions_tab(run: Run) -> None:
     st.plotly_chart(embedding_scatter_figure(frame, size="n_coalitions", highlight=[obj] if obj else []),
                     width="stretch", key="mln_embedding")
     st.dataframe(ix.coalition_summary().round(4), hide_index=True, width="stretch")
+    st.caption("beta: the coalition's weight when the coalitions' ranked lists are merged, 1 − z / Σz with z the "
+               "Frobenius norm of its importance matrix (a coalition whose importances stand out less counts more). "
+               "Symmetric formulas merged: approximately symmetric ground formulas dropped into one representative.")
 
 
 # ---------------------------------------------------------------------- evaluation tab

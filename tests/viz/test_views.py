@@ -81,3 +81,15 @@ def test_calibration_bins_match_a_loop_reference():
     for b in range(5):
         sel = (np.minimum((p * 5).astype(int), 4) == b)
         assert xs[b] == pytest.approx(p[sel].mean()) and ys[b] == pytest.approx(t[sel].mean())
+
+
+def test_embedding_legend_folds_small_clusters_into_other():
+    from xcore.viz import embedding_scatter_figure
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.random(200), "y": rng.random(200), "object": [f"o{i}" for i in range(200)],
+                          "cluster": np.repeat(np.arange(20), 10)})
+    fig = embedding_scatter_figure(frame)
+    names = [t.name for t in fig.data]
+    assert len(names) == 12 and names[-1] == "other (9 clusters)"
+    assert sum(len(t.x) for t in fig.data) == 200

@@ -11,6 +11,9 @@ import plotly.graph_objects as go
 from xcore.viz import theme
 from xcore.viz.common import check_frame, empty_figure, fmt, hover, styled
 
+MAX_LEGEND = 12
+"""Legend entries at most: the largest clusters each get one, the rest share "other"."""
+
 
 def embedding_scatter_figure(frame: pd.DataFrame, x: str = "x", y: str = "y", cluster: str = "cluster",
                              label: str = "object", size: str | None = None,
@@ -34,16 +37,22 @@ def embedding_scatter_figure(frame: pd.DataFrame, x: str = "x", y: str = "y", cl
         marker_size = np.full(len(frame), 8.0)
     others = [c for c in frame.columns if c not in (x, y, cluster, label)]
     fig = go.Figure()
-    clusters = pd.unique(frame[cluster])
-    for i, key in enumerate(sorted(clusters, key=lambda v: (str(type(v)), v))):
-        sel = (frame[cluster] == key).to_numpy()
+    order = frame[cluster].value_counts(sort=True)  # the largest clusters get their own legend entry
+    shown = list(order.index[:MAX_LEGEND - 1]) if len(order) > MAX_LEGEND else list(order.index)
+    groups = [(f"cluster {key}", (frame[cluster] == key).to_numpy()) for key in
+              sorted(shown, key=lambda v: (str(type(v)), v))]
+    if len(order) > len(shown):
+        rest = ~frame[cluster].isin(shown).to_numpy()
+        groups.append((f"other ({len(order) - len(shown)} clusters)", rest))
+    for i, (name, sel) in enumerate(groups):
         part = frame[sel]
+        colour = theme.UNKNOWN if name.startswith("other") else theme.series_colour(i)
         fig.add_trace(go.Scattergl(
             x=part[x].to_numpy(dtype=float).tolist(), y=part[y].to_numpy(dtype=float).tolist(), mode="markers",
-            name=f"cluster {key}", marker=dict(color=theme.series_colour(i), size=marker_size[sel].tolist(),
+            name=name, marker=dict(color=colour, size=marker_size[sel].tolist(),
                                                opacity=0.8, line=dict(width=0)),
             hoverinfo="text", customdata=part[label].astype(str).tolist(),
-            hovertext=[hover(str(row[label]), f"cluster {key}", *[f"{c}: {fmt(row[c])}" for c in others])
+            hovertext=[hover(str(row[label]), f"cluster {row[cluster]}", *[f"{c}: {fmt(row[c])}" for c in others])
                        for _, row in part.iterrows()]))
     marked = frame[frame[label].astype(str).isin({str(h) for h in highlight})]
     if len(marked):
