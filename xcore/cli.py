@@ -260,7 +260,7 @@ def _pick_explanation(run: Any, target: str, explainer: str | None) -> tuple[str
     for name in names:
         if target in run.explanations[name]:
             return name, run.explanations[name][target]
-    every = [t for n in names for t in run.explanations[n].targets]
+    every = list(dict.fromkeys(t for n in names for t in run.explanations[n].targets))
     close = difflib.get_close_matches(target, every, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise XcoreError(f"no explanation of {target!r} in this {run.method} run{hint}")
