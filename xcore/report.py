@@ -41,7 +41,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .scroll{max-height:480px;overflow:auto;border:1px solid #e5e7ef}
 .card{border:1px solid #dde;border-radius:8px;padding:1rem;margin:1rem 0;background:#fff}
 .card h3{margin:.1rem 0 .3rem 0;font-size:1.05rem}
-.figs{display:flex;flex-wrap:wrap;gap:1rem}.figs>div{flex:1 1 480px;min-width:320px}
+.figs{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem}
+.figs.two{grid-template-columns:repeat(2,minmax(0,1fr))}
+@media (max-width:900px){.figs.two{grid-template-columns:minmax(0,1fr)}}
 pre.text{white-space:pre-wrap;background:#f7f7fb;padding:.6rem;border-radius:6px}
 """
 
@@ -52,6 +54,8 @@ document.querySelectorAll('table.sortable').forEach(function(t){
     rows.sort(function(a,b){var x=a.cells[i].dataset.v??a.cells[i].textContent,y=b.cells[i].dataset.v??b.cells[i].textContent;
       var nx=parseFloat(x),ny=parseFloat(y);var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);return asc?c:-c;});
     rows.forEach(function(r){body.appendChild(r);});});});});
+window.addEventListener('load',function(){if(window.Plotly){document.querySelectorAll('.js-plotly-plot')
+  .forEach(function(p){Plotly.Plots.resize(p);});}});
 """
 
 
@@ -140,7 +144,8 @@ def card_body(exp: Explanation, k: int = 10, title: str | None = None, uid: str 
         figs = [figure_div(ranked_bar_figure(exp, k=k), f"{uid}-bars")]
         if any(it.kind in GRAPH_KINDS and len(it.atoms) > 1 for it in exp.items):
             figs.append(f'<div class="graph">{figure_div(explanation_graph_figure(exp, k=min(12, k + 2)), f"{uid}-graph")}</div>')
-        parts.append('<div class="figs">' + "".join(f"<div>{f}</div>" for f in figs) + "</div>")
+        two = " two" if len(figs) == 2 else ""
+        parts.append(f'<div class="figs{two}">' + "".join(f"<div>{f}</div>" for f in figs) + "</div>")
         table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
         parts.append(table_html(table))
     parts.append("</div>")
@@ -232,7 +237,7 @@ def compare_html(columns: dict, agreement: pd.DataFrame, k: int = 5, n_targets: 
     body.append(_section("Agreement per pair", "pairs", table_html(pair_summary(agreement).round(4))))
     figs = agreement_figures(agreement)
     if figs:
-        body.append(_section("Agreement over all targets", "plots", '<div class="figs">' + "".join(
+        body.append(_section("Agreement over all targets", "plots", '<div class="figs two">' + "".join(
             f"<div>{figure_div(f, f'agreement-{i}')}</div>" for i, f in enumerate(figs)) + "</div>"))
     tables = []
     for target in worst["target"].head(n_targets):

@@ -56,6 +56,11 @@ def test_report_opens_offline_and_shows_the_explanation_graph(report_file):
         assert page.locator(".card .graph .js-plotly-plot .scatterlayer .trace").count() >= 2
         assert page.locator(".card .js-plotly-plot").count() >= 4  # bars and graph for two cards
         assert page.evaluate("typeof Plotly") == "object"
+        # every figure fits its column (none drawn wider than its box and clipped)
+        overflow = page.eval_on_selector_all(
+            ".card .js-plotly-plot", "els => els.map(e => e.querySelector('svg.main-svg').getBoundingClientRect().width"
+                                     " - e.parentElement.getBoundingClientRect().width)")
+        assert overflow and max(overflow) <= 1
         # the predictions table sorts on a header click (numbers as numbers)
         col = page.locator("#predictions th", has_text="prediction").first
         col.click()
