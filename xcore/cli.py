@@ -190,22 +190,30 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
-def write_outputs(run: Any, out_dir: Path, report: str) -> list[Path]:
-    """run.json, predictions.csv, explanations.json, metrics.json and report.html into `out_dir`."""
+def write_outputs(run: Any, out_dir: Path, report: Callable[[], str]) -> list[Path]:
+    """run.json, predictions.csv, explanations.json, metrics.json, then report.html into `out_dir`
+    (the data files are written before the report is built, so a bad --targets loses nothing)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = {
-        "run.json": run.to_json(indent=1),
-        "predictions.csv": run.predictions.to_csv(index=False),
-        "explanations.json": json.dumps({n: s.to_dict() for n, s in run.explanations.items()}, allow_nan=False),
-        "metrics.json": json.dumps(run.bundle()["metrics"], indent=1, allow_nan=False),
+    files: dict[str, Callable[[], str]] = {
+        "run.json": lambda: run.to_json(indent=1),
+        "predictions.csv": lambda: run.predictions.to_csv(index=False),
+        "explanations.json": lambda: json.dumps({n: s.to_dict() for n, s in run.explanations.items()},
+                                                allow_nan=False),
+        "metrics.json": lambda: json.dumps(run.bundle()["metrics"], indent=1, allow_nan=False),
         "report.html": report,
     }
     paths = []
     for name, text in files.items():
         path = out_dir / name
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text(), encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def _at_least(value: int, low: int, flag: str) -> int:
+    if value < low:
+        raise ConfigError(f"must be at least {low}, got {value}", field=flag)
+    return value
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -213,6 +221,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from xcore.report import report_html
 
     progress = StderrProgress(quiet=args.quiet)
+    _at_least(args.cards, 0, "--cards")
     spec = REGISTRY[args.method]
     sets = parse_set(args.set or [], spec.settings_type)
     config = read_config(args.config) if args.config else {}
@@ -226,10 +235,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     t0 = time.perf_counter()
     run = run_method(args.method, dataset, settings, progress=progress, cache=None)
     progress.done()
-    progress.note(f"done in {time.perf_counter() - t0:.1f}s; writing the report")
-    report = report_html(run, targets=args.targets, n_cards=args.cards, data_summary=dataset.summary())
+    progress.note(f"done in {time.perf_counter() - t0:.1f}s; writing the files and the report")
     out_dir = Path(args.out) if args.out else Path(f"xcore_{args.method}_run")
-    paths = write_outputs(run, out_dir, report)
+    summary = dataset.summary()
+    paths = write_outputs(run, out_dir, lambda: report_html(run, targets=args.targets, n_cards=args.cards,
+                                                            data_summary=summary))
     for p in paths:
         out.write(f"wrote {p}\n")
     for k, v in run.metrics.items():
@@ -271,6 +281,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
     from xcore.explain.text import explanation_text
 
+    _at_least(args.k, 1, "-k")
     run = read_run(args.run)
     name, exp = _pick_explanation(run, args.target, args.explainer)
     out.write(f"{exp.target} — {name}\n")
@@ -288,6 +299,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     from xcore.report import report_html
 
+    _at_least(args.cards, 0, "--cards")
     run = read_run(args.run)
     summary = load_data(args.data).summary() if args.data else None
     html = report_html(run, targets=args.targets, n_cards=args.cards, data_summary=summary)
@@ -302,6 +314,8 @@ def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     from xcore.compare import compare_runs, disagreements, pair_summary, top_items_table
 
+    _at_least(args.k, 1, "-k")
+    _at_least(args.show, 0, "--show")
     runs = [read_run(p) for p in args.runs]
     names = [Path(p).stem if Path(p).stem != "run" else Path(p).parent.name or Path(p).stem for p in args.runs]
     if len(set(names)) < len(names):

@@ -81,3 +81,13 @@ def test_app_runs_streamlit_on_the_repositorys_app(monkeypatch, capsys):
     monkeypatch.setattr(cli, "app_path", lambda: None)
     assert cli.main(["app"]) == 2
     assert "app.py was not found" in capsys.readouterr().err
+
+
+def test_unknown_report_target_exits_2_after_writing_the_data_files(tmp_path, capsys):
+    code = cli.main(["run", "plkb", "sample:titanic_like", "--set", "explain_rows=3", "--targets", "row 99999",
+                     "--out", str(tmp_path), "-q"])
+    assert code == 2 and "no explanation of target 'row 99999'" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["explanations.json", "metrics.json", "predictions.csv",
+                                                          "run.json"]
+    assert cli.main(["explain", str(tmp_path / "run.json"), "row 1", "-k", "0"]) == 2
+    assert "-k: must be at least 1" in capsys.readouterr().err
