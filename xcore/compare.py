@@ -147,7 +147,8 @@ def top_items_table(columns: dict[str, ExplanationSet], target: str, k: int = 5)
 
 
 def agreement_figures(agreement: pd.DataFrame) -> list:
-    """Plotly figures over all targets: top-k overlap per pair (box) and overlap against Spearman (scatter)."""
+    """Plotly figures over all targets: top-k overlap per pair (box), overlap against Spearman (scatter) and,
+    for three or more explainers, the matrix of mean top-k overlaps (heatmap)."""
     import plotly.graph_objects as go
 
     if agreement.empty:
@@ -168,7 +169,21 @@ def agreement_figures(agreement: pd.DataFrame) -> list:
     scatter.update_layout(title="Overlap against rank correlation (shared items)", xaxis_title=f"top-{k} overlap",
                           yaxis_title="Spearman rho", xaxis_range=[-0.05, 1.05], yaxis_range=[-1.05, 1.05],
                           template="plotly_white")
-    return [box, scatter]
+    figs = [box, scatter]
+    labels = list(dict.fromkeys([*agreement["a"], *agreement["b"]]))
+    if len(labels) >= 3:
+        index = {name: i for i, name in enumerate(labels)}
+        matrix = np.eye(len(labels))
+        summary = pair_summary(agreement)
+        ia, ib = summary["a"].map(index).to_numpy(), summary["b"].map(index).to_numpy()
+        matrix[ia, ib] = matrix[ib, ia] = summary["mean_overlap"].to_numpy()
+        heat = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, zmin=0, zmax=1, colorscale="Blues",
+                                    text=np.round(matrix, 2), texttemplate="%{text}",
+                                    hovertemplate="%{y} vs %{x}<br>mean overlap %{z:.2f}<extra></extra>"))
+        heat.update_layout(title=f"Mean top-{k} overlap between explainers", template="plotly_white",
+                           yaxis_autorange="reversed")
+        figs.append(heat)
+    return figs
 
 
 def compare_runs(runs: Sequence[Run], k: int = 5, names: Sequence[str] | None = None

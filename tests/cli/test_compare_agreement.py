@@ -79,6 +79,17 @@ def test_planted_agreement_and_disagreement_are_found_and_ordered():
     assert table["x"].tolist() == ["a", "b", "c", ""] and table["y"].tolist() == ["p", "q", "r", ""]
 
 
+def test_the_overlap_matrix_is_symmetric_with_the_pair_means():
+    run = a_run("toy", {"x": {"t": ["a", "b"]}, "y": {"t": ["a", "c"]}, "z": {"t": ["d", "e"]}})
+    frame = agreement_frame(explainer_columns([run]), k=2)
+    from xcore.compare import agreement_figures
+
+    box, scatter, heat = agreement_figures(frame)
+    z = np.array(heat.data[0].z)
+    assert list(heat.data[0].x) == ["x", "y", "z"]
+    np.testing.assert_allclose(z, [[1, 0.5, 0], [0.5, 1, 0], [0, 0, 1]])
+
+
 def test_two_runs_of_one_method_are_labelled_apart_and_must_share_data():
     r1 = a_run("m", {"m:e": {"t": ["a", "b"]}})
     r2 = a_run("m", {"m:e": {"t": ["b", "a"]}})
@@ -108,7 +119,7 @@ def test_compare_command_prints_pairs_and_disagreements_and_writes_html(tmp_path
     csv = pd.read_csv(tmp_path / "c.csv")
     assert len(csv) == 6 and set(csv["target"]) == {"t1", "t2"}
     html = (tmp_path / "c.html").read_text()
-    assert html.count("Plotly.newPlot") == 2 and 'id="disagreements"' in html
+    assert html.count("Plotly.newPlot") == 3 and 'id="disagreements"' in html  # box, scatter, overlap matrix
     (tmp_path / "far.json").write_text(a_run("toy", {"x": {"t1": ["a"]}}, fingerprint="elsewhere").to_json())
     bad = subprocess.run([*cmd[:4], str(tmp_path / "one.json"), str(tmp_path / "far.json")], env=env,
                          capture_output=True, text=True, timeout=300)
