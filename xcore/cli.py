@@ -64,6 +64,7 @@ class StderrProgress:
         self.stream.flush()
 
     def done(self) -> None:
+        """End a drawn bar's line."""
         if self._drawn:
             self.stream.write("\n")
             self._drawn = False
@@ -81,6 +82,7 @@ def _tuple_field(annotation: Any) -> bool:
 
 
 def _optional_field(annotation: Any) -> bool:
+    """True if the field's type allows None."""
     return typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation)
 
 
@@ -211,6 +213,7 @@ def write_outputs(run: Any, out_dir: Path, report: Callable[[], str]) -> list[Pa
 
 
 def _at_least(value: int, low: int, flag: str) -> int:
+    """`value`, or a `ConfigError` naming the flag when it is below `low`."""
     if value < low:
         raise ConfigError(f"must be at least {low}, got {value}", field=flag)
     return value
@@ -263,6 +266,7 @@ def read_run(path: str) -> Any:
 
 
 def _pick_explanation(run: Any, target: str, explainer: str | None) -> tuple[str, Any]:
+    """(explainer name, explanation) of `target`: the named explainer's, else the first that explains it."""
     names = [explainer] if explainer else list(run.explanations)
     if explainer and explainer not in run.explanations:
         raise ConfigError(f"no explainer {explainer!r} in this run; it has {', '.join(run.explanations) or 'none'}",
@@ -360,6 +364,7 @@ def cmd_app(args: argparse.Namespace, out: TextIO) -> int:
 
 # ---------------------------------------------------------------------- parser
 def parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
     p = argparse.ArgumentParser(prog="xcore", description="xcore, the relational explanation inspector.")
     p.add_argument("--debug", action="store_true", help="show the traceback of internal errors")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -432,6 +437,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _internal(error: BaseException, debug: bool, err: TextIO) -> int:
+    """Report an internal error in one sentence (the traceback with --debug); exit code 1."""
     if debug:
         import traceback
 

@@ -68,6 +68,7 @@ def plotly_js() -> str:
 
 
 def esc(value: Any) -> str:
+    """`value` as escaped HTML text (quotes too, so it is safe inside attributes)."""
     return html.escape(str(value), quote=True)
 
 
@@ -80,6 +81,7 @@ def figure_div(fig: "go.Figure", div_id: str) -> str:
 
 
 def _cell(value: Any) -> str:
+    """One table cell; numbers carry their exact value in data-v so the table sorts them as numbers."""
     if value is None or (isinstance(value, float) and value != value):
         return '<td class="num" data-v=""></td>'
     if isinstance(value, bool):
@@ -105,12 +107,14 @@ def table_html(frame: pd.DataFrame, sortable: bool = False, max_rows: int = MAX_
 
 
 def mapping_table(values: dict[str, Any]) -> str:
+    """A name/value table of a mapping (settings, metrics)."""
     if not values:
         return '<p class="muted">none</p>'
     return table_html(pd.DataFrame({"name": list(values), "value": [_plain(v) for v in values.values()]}))
 
 
 def _plain(v: Any) -> Any:
+    """Lists, mappings and None as JSON text; other values unchanged."""
     return json.dumps(v) if isinstance(v, (list, tuple, dict)) or v is None else v
 
 
@@ -124,6 +128,7 @@ def page(title: str, body: str) -> str:
 
 # ---------------------------------------------------------------------- explanation cards
 def _slug(text: str) -> str:
+    """A short id-safe version of `text` (for figure div ids)."""
     return "".join(ch if ch.isalnum() else "-" for ch in text)[:60]
 
 
@@ -179,6 +184,7 @@ def report_targets(run: "Run", targets: Sequence[str] | None = None, n: int = DE
 
 
 def _section(title: str, anchor: str, inner: str) -> str:
+    """A titled report section with an anchor id."""
     return f'<section id="{anchor}"><h2>{esc(title)}</h2>\n{inner}\n</section>'
 
 

@@ -91,3 +91,16 @@ def test_unknown_report_target_exits_2_after_writing_the_data_files(tmp_path, ca
                                                           "run.json"]
     assert cli.main(["explain", str(tmp_path / "run.json"), "row 1", "-k", "0"]) == 2
     assert "-k: must be at least 1" in capsys.readouterr().err
+
+
+def test_report_from_a_bundle_adds_the_data_summary_when_given_the_data(tmp_path, capsys):
+    assert cli.main(["run", "plkb", "sample:titanic_like", "--set", "explain_rows=2", "--out", str(tmp_path), "-q"]) == 0
+    out = tmp_path / "again.html"
+    assert cli.main(["report", str(tmp_path / "run.json"), "--out", str(out)]) == 0
+    bare = out.read_text()
+    assert '<section id="data"><h2>Data</h2>\n<p>Dataset <b>titanic_like</b>' in bare
+    assert cli.main(["report", str(tmp_path / "run.json"), "--out", str(out), "--data", "sample:titanic_like",
+                     "--cards", "1"]) == 0
+    full = out.read_text()
+    assert '<section id="data"><h2>Data</h2>\n<table>' in full and full.count('class="card"') == 1
+    assert f"wrote {out}" in capsys.readouterr().out
