@@ -159,3 +159,34 @@ def test_pyproject_declares_the_console_script():
     from xcore.cli import main
 
     assert callable(main)
+
+
+def test_progress_is_a_bar_when_stderr_is_a_terminal(tmp_path):
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # read while the child writes, so a full terminal buffer never blocks it
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "xcore", "run", "plkb", "sample:titanic_like", "--set",
+                           "explain_rows=3", "--out", str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                          stderr=slave, timeout=300)
+    os.close(slave)
+    reader.join(timeout=30)
+    os.close(master)
+    text = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "\r[" in text and "##############################] 100%" in text
