@@ -30,6 +30,13 @@ def uploaded_runs() -> dict[str, Run]:
     return out
 
 
+def short_names(labels: list[str]) -> list[str]:
+    """Short run names for explainer labels (the method and settings key, or the file name); run<i> if they clash."""
+    names = [label.split(" (")[0].replace(".json", "") if label.endswith("(uploaded)")
+             else f"{label.split(' on ')[0]} {label.rsplit('settings ', 1)[-1].rstrip(')')}" for label in labels]
+    return names if len(set(names)) == len(names) else [f"run{i + 1}" for i in range(len(labels))]
+
+
 st.title("Compare runs")
 st.caption("Runs on the same data — any methods, or one method with two settings — side by side. Items are "
            "matched by their canonical text; agreement is the top-k overlap and Spearman's rank correlation "
@@ -44,8 +51,7 @@ if not chosen:
     st.info("Choose at least one run (with two explainers) or two runs.")
     st.stop()
 try:
-    columns, agreement = compare_runs([available[c] for c in chosen], k=k, names=[f"run{i + 1}" for i in
-                                                                              range(len(chosen))])
+    columns, agreement = compare_runs([available[c] for c in chosen], k=k, names=short_names(chosen))
 except XcoreError as e:
     show_error(e, "The comparison")
     st.stop()

@@ -62,6 +62,15 @@ def test_compare_page_shows_agreement_disagreements_first_and_items_side_by_side
     assert labels == ["Comparison (HTML)", "Agreement per target (CSV)"]
 
 
+def test_one_method_with_two_settings_is_labelled_by_its_settings():
+    low = toy_run("m", {"m:x": {"t1": ["a", "b"]}})
+    high = toy_run("m", {"m:x": {"t1": ["b", "a"]}})
+    at = compare_page({("m", "fp", "aaaaaa1"): low, ("m", "fp", "bbbbbb2"): high})
+    items = next(d.value for d in at.dataframe if "rank" in d.value.columns)
+    assert list(items.columns) == ["rank", "m aaaaaa/m:x", "m bbbbbb/m:x"]
+    assert items["m aaaaaa/m:x"].tolist()[:2] == ["a", "b"] and items["m bbbbbb/m:x"].tolist()[:2] == ["b", "a"]
+
+
 def test_compare_page_refuses_runs_on_different_data_in_words():
     one = toy_run("m1", {"m1:x": {"t1": ["a"]}})
     two = toy_run("m2", {"m2:y": {"t1": ["a"]}}, fingerprint="other")
