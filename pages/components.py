@@ -205,6 +205,16 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
     st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items")
     st.text(explanation_text(exp, k=min(3, k)))
+    explanation_card_download(exp, key)
+
+
+def explanation_card_download(exp: Explanation, key: str) -> None:
+    """This explanation as a standalone HTML card (text, bars, graph; opens offline), built on click."""
+    from xcore.report import card_html
+
+    name = "".join(ch if ch.isalnum() else "_" for ch in exp.target).strip("_")[:40] or "explanation"
+    st.download_button("Explanation card (HTML)", lambda: card_html(exp), f"{name}_card.html",
+                       key=f"{key}_card", mime="text/html")
 
 
 def explainer_choice(run: Run, key: str, label: str = "Explainer") -> str | None:
@@ -254,8 +264,8 @@ def quality_panel(run: Run, key: str, positive: str | None = None) -> None:
 
 # ---------------------------------------------------------------------- downloads
 def run_downloads(run: Run, key: str) -> None:
-    """Run bundle (JSON), predictions (CSV) and explanations (JSON) of a run."""
-    c = st.columns(3)
+    """Run bundle (JSON), predictions (CSV), explanations (JSON) and the HTML report of a run."""
+    c = st.columns(4)
     c[0].download_button("Run bundle (JSON)", run.to_json(), f"{run.method}_run.json", key=f"{key}_bundle",
                          mime="application/json")
     c[1].download_button("Predictions (CSV)", run.predictions.to_csv(index=False), f"{run.method}_predictions.csv",
@@ -263,6 +273,9 @@ def run_downloads(run: Run, key: str) -> None:
     exps = {name: s.to_dict() for name, s in run.explanations.items()}
     c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
                          key=f"{key}_exp", mime="application/json")
+    c[3].download_button("Report (HTML)", run.report_html, f"{run.method}_report.html", key=f"{key}_report",
+                         mime="text/html", help="One self-contained page (opens offline): settings, metrics, "
+                                                "model, predictions and explanation cards.")
 
 
 def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> None:

@@ -214,6 +214,13 @@ class Run:
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.bundle(), indent=indent, allow_nan=False, ensure_ascii=True)
 
+    def report_html(self, targets: list[str] | None = None) -> str:
+        """The run report: one self-contained HTML file (see `xcore.report`); cards for `targets`
+        (default: the first few explained predictions)."""
+        from xcore.report import report_html
+
+        return report_html(self, targets=targets)
+
     @classmethod
     def from_bundle(cls, data: Any) -> "Run":
         """A run from `bundle()` output (or its JSON text), validated; no model, no extras."""

@@ -186,7 +186,7 @@ def test_review_explanations_are_complete_and_reproducible(reviews):
         assert (e.prediction is None) == (e.meta["coalitions_with_query"] == 0)
         assert e.prediction is None or 0 <= e.prediction <= 1
         for rank, it in enumerate(e.items, 1):
-            assert it.kind == "formula" and it.atoms[it.target_index] == e.target
+            assert it.kind == "ground_formula" and it.atoms[it.target_index] == e.target
             assert it.extras["aggregated_rank"] == rank and it.extras["n_coalitions"] >= 1
         assert Explanation.from_json(e.to_json()).to_dict() == e.to_dict()
     assert len(ie.betas_) == 3 and len(ie.coalitions_) == 3
