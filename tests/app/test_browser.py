@@ -118,5 +118,13 @@ def test_method_pages_in_real_browser(app_url):
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"{path}.png"), full_page=True)
             assert (SHOTS / f"{path}.png").stat().st_size > 20_000
+            if path == "esms":  # the README shows the run-wide views too
+                for tab, shot, text in (("Global view", "esms_global", "Which reasons explain most predictions"),
+                                        ("Model quality", "esms_quality", "Predicted against true values")):
+                    page.get_by_role("tab", name=tab).click()
+                    page.get_by_text(text).first.wait_for(timeout=60_000)
+                    time.sleep(1.5)
+                    page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+                    assert page.locator(".stException").count() == 0
             page.close()
         browser.close()
