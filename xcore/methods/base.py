@@ -14,6 +14,7 @@ Explainer/ExplainerAlgorithm split).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import json
 import math
@@ -217,9 +218,8 @@ class Run:
     def report_html(self, targets: list[str] | None = None) -> str:
         """The run report: one self-contained HTML file (see `xcore.report`); cards for `targets`
         (default: the first few explained predictions)."""
-        from xcore.report import report_html
-
-        return report_html(self, targets=targets)
+        # imported by name: xcore.report reads Run, so a static import here would be a cycle
+        return importlib.import_module("xcore.report").report_html(self, targets=targets)
 
     @classmethod
     def from_bundle(cls, data: Any) -> "Run":

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.errors import XcoreError
+from xcore.plkb.encoding import one_hot  # noqa: F401  (re-exported: moved to encoding)
 from xcore.plkb.kb import KB, clauses_from_conjunctions
 from xcore.plkb.literals import Domain
 from xcore.runtime import Progress
@@ -92,16 +93,6 @@ def _baseline(name: str, seed: int):
     if name == "MLP":
         return MLPClassifier(hidden_layer_sizes=(64,), max_iter=500, random_state=seed)
     raise XcoreError(f"unknown baseline {name!r}; use one of {', '.join(BASELINES)}")
-
-
-def one_hot(train: pd.DataFrame, *others: pd.DataFrame):
-    """One-hot encode string tables (fit on `train`; unknown values get all zeros)."""
-    from sklearn.preprocessing import OneHotEncoder
-
-    enc = OneHotEncoder(handle_unknown="ignore", sparse_output=False, dtype=np.float64)
-    out = [enc.fit_transform(train.astype(str))]
-    out += [enc.transform(o[train.columns].astype(str)) for o in others]
-    return enc, out
 
 
 def compare_baselines(clf, X_train: pd.DataFrame, y_train: Sequence, X_test: pd.DataFrame, y_test: Sequence,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.errors import XcoreError
-from xcore.plkb.experiments import one_hot
+from xcore.plkb.encoding import one_hot
 from xcore.plkb.explain import top_k, topk_agreement
 
 SHAP_MODELS = ("gbt", "rf")

@@ -9,6 +9,7 @@ from xcore.data.schema import Predicate, Schema
 from xcore.errors import SchemaError, XcoreError
 from xcore.logic.parser import parse_rule
 from xcore.psl.templates import (
+    UNARY_TEMPLATES,
     DEFAULT_TEMPLATES,
     HYPER_TEMPLATES,
     MetaTemplate,
@@ -90,8 +91,10 @@ def test_block_predicate_is_conjoined_and_checked():
     assert all(not r.body for r in rules if r.name.startswith("prior"))
     with pytest.raises(SchemaError, match="block predicate"):
         fill_templates(s, "likes", block_pred="friend")
+    unary = fill_templates(s, "pop")  # a unary target gets the unary shapes of the default templates
+    assert unary and all(len(r.head[0].atom.args) == 1 for r in unary)
     with pytest.raises(XcoreError, match="binary targets"):
-        fill_templates(s, "pop")
+        fill_templates(s, "pop", templates=DEFAULT_TEMPLATES[:1] + (UNARY_TEMPLATES[0],))
 
 
 def test_alpha_explainability():
