@@ -196,12 +196,11 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     draw_graph = graph and any(it.kind in GRAPH_KINDS and len(it.atoms) > 1 for it in exp.items)
     side = (explanation_graph_figure(exp, k=min(12, k + 2)) if draw_graph
             else waterfall_figure(exp, k=k) if is_additive(exp) else None)
+    # full width: long rule texts need the room; the graph or waterfall follows below
+    st.plotly_chart(ranked_bar_figure(exp, k=k, label_width=90), width="stretch", key=f"{key}_bars",
+                    config=PLOT_CONFIG)
     if side is not None:
-        left, right = st.columns(2)
-        left.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars", config=PLOT_CONFIG)
-        right.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
-    else:
-        st.plotly_chart(ranked_bar_figure(exp, k=k), width="stretch", key=f"{key}_bars", config=PLOT_CONFIG)
+        st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
     st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items")
     st.text(explanation_text(exp, k=min(3, k)))

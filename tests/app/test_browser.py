@@ -114,7 +114,8 @@ def test_method_pages_in_real_browser(app_url):
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
             time.sleep(2.0)  # let plotly finish drawing
             assert page.locator(".stException").count() == 0
-            assert page.get_by_text("pushes up").count() + page.get_by_text("pushes down").count() > 0
+            signed = page.get_by_text("pushes up").count() + page.get_by_text("pushes down").count()
+            assert signed > 0 or page.get_by_text("No set of").count() > 0  # a classifier row may be undecided
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"{path}.png"), full_page=True)
             assert (SHOTS / f"{path}.png").stat().st_size > 20_000
