@@ -17,8 +17,8 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (Source, decode_text, field_counts, read_source, source_label,
-                                 split_records, stem)
+from xcore.data.io.files import (Source, decode_text, field_counts, first_record, head_lines, read_source,
+                                 source_label, split_records, stem)
 from xcore.data.io.limits import Limits
 from xcore.data.io.manifest import MAX_ARITY, SchemaLike, schema_from
 from xcore.data.io.writers import check_constants, value_text
@@ -45,9 +45,12 @@ def load_long_csv(source: Source, name: str | None = None, *, schema: SchemaLike
 
 
 def header_fields(data: bytes) -> list[str]:
-    """Lower-cased header names of a CSV (for format detection); [] if unreadable."""
-    first = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace").strip("\ufeff\r ")
-    return [f.strip().strip('"').strip().lower() for f in first.split(",")]
+    """Lower-cased header names of a CSV (for format detection): its first non-blank line, as the
+    parser sees it (see `head_lines`); [] if there is none."""
+    first = head_lines(data)
+    if not first:
+        return []
+    return [f.strip().strip('"').strip().lower() for f in first[0].split(",")]
 
 
 def looks_like_long_csv(data: bytes) -> bool:
@@ -60,7 +63,7 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
                         description: str = "", limits: Limits | None = None) -> RelationalDataset:
     """Parse long-CSV bytes into a validated dataset (see the module docstring)."""
     rows, lines = split_records(decode_text(data, file), file, ",", quoted=True)
-    header = [h.strip().lower() for h in rows[0]]
+    header = [h.strip().lower() for h in first_record(rows, lines, file)]
     pos = _header_positions(header, file, int(lines[0]))
     nargs = len(pos["args"])
     body, lines = rows[1:], lines[1:]

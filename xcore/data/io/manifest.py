@@ -83,9 +83,28 @@ def parse_manifest(data: bytes, file: str, limits: Limits | None = None) -> Mani
     return Manifest(name=name, description=description, predicates=preds, file=file)
 
 
+class _MergeKey(Exception):
+    """Raised by `_NoMergeLoader` at a ``<<`` merge key (carries its 1-based line)."""
+
+
+class _NoMergeLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses merge keys (``<<``): merging copies mappings, so a few
+    hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share)."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Refuse the mapping if it has a merge key, before anything is copied."""
+        for key, _ in node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                raise _MergeKey(key.start_mark.line + 1)
+        super().flatten_mapping(node)
+
+
 def _parse_yaml(text: str, file: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass
+    except _MergeKey as e:
+        raise DataError("YAML merge keys (<<) are not supported in manifests; write the entries out",
+                        file=file, line=e.args[0]) from None
     except yaml.MarkedYAMLError as e:
         line = e.problem_mark.line + 1 if e.problem_mark is not None else None
         raise DataError(f"not valid YAML: {e.problem or e}", file=file, line=line) from None

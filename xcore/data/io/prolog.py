@@ -28,6 +28,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
 from xcore.data.io.files import FileSet, Source, decode_text, read_source, source_label, suffix, unique_names
 from xcore.data.io.limits import Limits
+from xcore.data.io.manifest import MAX_ARITY
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
 
@@ -45,6 +46,11 @@ _TOKEN = re.compile(rf"""\s*(?:(?P<q>{_QUOTED})|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]
     |(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
 _MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
 _MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
+# A directive runs into the next clause when, across a line break, a term ends and another starts
+# (``:- foo`` then ``p(a).``): Prolog would need an operator or a comma there.
+_RUN_ON = re.compile(r"[A-Za-z0-9_)\]'\"][ \t]*\n\s*(?:[A-Za-z0-9_'\"]|[:?!]-)")
+MAX_CLAUSE_CHARS = 65_536
+"""Longest clause (fact or directive) read, in characters; longer ones are refused unparsed."""
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
 
 
@@ -140,7 +146,15 @@ def parse_prolog(text: str, file: str) -> PrologFacts:
         if m["bad"] is not None:
             raise DataError(_scan_problem(text, start), file=file, line=line)
         clause = m["c"]
+        if len(clause) > MAX_CLAUSE_CHARS:
+            raise DataError(f"clause of {len(clause):,} characters, above the limit of "
+                            f"{MAX_CLAUSE_CHARS:,}", file=file, line=line)
         if clause[:2] in (":-", "?-", "!-"):
+            run_on = _RUN_ON.search(clause)
+            if run_on:
+                raise DataError(f"directive {_short(clause[:run_on.start() + 1])!r} does not end with "
+                                f"'.' (it runs into line {line + clause.count(chr(10), 0, run_on.end())})",
+                                file=file, line=line)
             mode = _MODE.match(clause)
             if mode:
                 _record_mode(out, mode)
@@ -189,6 +203,7 @@ def _parse_fact(clause: str, file: str, line: int) -> tuple[str, tuple[str, ...]
     if fast:
         if fast[2] is None:
             return fast[1], ()
+        _check_arity(fast[2].count(",") + 1, clause, file, line)
         args = tuple(a.strip() for a in fast[2].split(","))
         if all(_SIMPLE_ARG.match(a) for a in args):
             return fast[1], args
@@ -239,6 +254,7 @@ def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, .
             if depth < 0:
                 raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
         if depth == 0 and (kind, text) == ("punct", ","):
+            _check_arity(len(args) + 2, body, file, line)
             args.append(_arg_text(current, body, file, line))
             current = []
         else:
@@ -247,6 +263,13 @@ def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, .
         raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
     args.append(_arg_text(current, body, file, line))
     return name, tuple(args)
+
+
+def _check_arity(n: int, clause: str, file: str, line: int) -> None:
+    """Refuse facts with more than `MAX_ARITY` arguments (as PSL folders and long CSVs do)."""
+    if n > MAX_ARITY:
+        raise DataError(f"{_short(clause)} has more than {MAX_ARITY} arguments; at most "
+                        f"{MAX_ARITY} are supported", file=file, line=line)
 
 
 def _arg_text(toks: list[tuple[str, str]], body: str, file: str, line: int) -> str:

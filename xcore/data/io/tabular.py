@@ -20,7 +20,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (Source, decode_text, field_counts, read_source, sanitize_name, split_records,
+from xcore.data.io.files import (HEAD_BYTES, Source, decode_text, field_counts, first_record, read_source, sanitize_name, split_records,
                                  stem, unique_names)
 from xcore.data.io.limits import Limits
 from xcore.data.schema import Predicate
@@ -49,7 +49,7 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     text = decode_text(data, file)
     sep = sep or _guess_separator(text)
     rows, lines = split_records(text, file, sep, quoted=True)
-    check_predicate_count(len(rows[0]), limits, file)
+    check_predicate_count(len(first_record(rows, lines, file)), limits, file)
     if header:
         original = [h.strip() for h in rows[0]]
         rows, lines = rows[1:], lines[1:]
@@ -82,7 +82,7 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
 
 
 def _guess_separator(text: str) -> str:
-    first = text.lstrip().split("\n", 1)[0]
+    first = next((line for line in text[:HEAD_BYTES].split("\n") if line.strip()), "")
     counts = {s: first.count(s) for s in (",", ";", "\t")}
     best = max(counts, key=lambda s: counts[s])
     return best if counts[best] else ","

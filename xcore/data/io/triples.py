@@ -19,7 +19,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (FileSet, Source, decode_text, field_counts, read_source,
+from xcore.data.io.files import (FileSet, Source, decode_text, field_counts, head_lines, read_source,
                                  sanitize_name, source_label, split_records, stem, suffix, unique_names)
 from xcore.data.io.limits import Limits
 from xcore.data.io.writers import check_constants, write_lines
@@ -41,11 +41,9 @@ def load_triples(source: Source, name: str | None = None, *, roles: Mapping[str,
 
 
 def looks_like_triples(data: bytes) -> bool:
-    """Whether the first non-blank line of a text has exactly three tab-separated fields."""
-    for line in data[:65536].split(b"\n"):
-        if line.strip():
-            return len(line.rstrip(b"\r").split(b"\t")) == 3
-    return False
+    """Whether the first non-blank line of a text (as the parser sees it) has three tab-separated fields."""
+    first = head_lines(data)
+    return bool(first) and len(first[0].split("\t")) == 3
 
 
 def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | None = None,
