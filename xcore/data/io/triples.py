@@ -19,6 +19,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
+from xcore.data.io.columnar import objects, read_records
 from xcore.data.io.files import (FileSet, Source, decode_text, field_counts, head_lines, read_source,
                                  sanitize_name, source_label, split_records, stem, suffix, unique_names)
 from xcore.data.io.limits import Limits
@@ -80,21 +81,21 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
 
 
 def read_triples_file(data: bytes, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Heads, relations, tails (stripped strings) and 1-based line numbers of a triples file."""
-    rows, lines = split_records(decode_text(data, file), file, "\t", quoted=False)
-    counts = field_counts(rows)
-    bad = counts != 3
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"expected head<TAB>relation<TAB>tail (3 fields), found {counts[i]} field(s)",
-                        file=file, line=int(lines[i]))
-    frame = pd.DataFrame(rows, dtype=object)
-    head, rel, tail = (frame[j].str.strip().to_numpy(dtype=object) for j in range(3))
+    """Heads, relations, tails (stripped strings) and 1-based line numbers of a triples file.
+
+    Read columnar (`read_records`); equal strings share one Python object.
+    """
+    rec = read_records(data, file, "\t")
+    if rec.width != 3 or rec.bad is not None:
+        line, found = (int(rec.lines[0]), rec.width) if rec.width != 3 else rec.bad  # type: ignore[misc]
+        raise DataError(f"expected head<TAB>relation<TAB>tail (3 fields), found {found} field(s)",
+                        file=file, line=line)
+    head, rel, tail = (objects(c) for c in rec.columns)
     empty = rel == ""
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
-        raise DataError("empty relation", file=file, line=int(lines[i]))
-    return head, rel, tail, lines
+        raise DataError("empty relation", file=file, line=int(rec.lines[i]))
+    return head, rel, tail, rec.lines
 
 
 def write_triples(ds: RelationalDataset, path: str | os.PathLike) -> Path:
