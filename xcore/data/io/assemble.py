@@ -27,10 +27,13 @@ def atom_frame(args: Sequence[Sequence[str]] | pd.DataFrame, values: object, fil
     n = len(lines)
     data: dict[str, object] = {}
     for name, col in zip(arg_columns(len(cols)), cols):
-        data[name] = np.asarray(col, dtype=object)
+        # pandas/Arrow string arrays are kept as they are (no Python string per cell)
+        data[name] = col.array if isinstance(col, pd.Series) else \
+            col if isinstance(col, pd.api.extensions.ExtensionArray) else np.asarray(col, dtype=object)
     if values is not None:
         data["value"] = values if np.ndim(values) else np.full(n, values, dtype=object)
-    data["_file"] = file if np.ndim(file) else np.full(n, file, dtype=object)
+    # one file name per row as a categorical: 1 byte a row instead of a string each
+    data["_file"] = file if np.ndim(file) else pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [file])
     data["_line"] = np.asarray(lines, dtype=np.int64)
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -28,12 +29,17 @@ BLOCK_BYTES = 1 << 22
 """pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result."""
 
 
+POOL = pa.default_memory_pool()
+"""Arrow memory pool of the reader: the same pool as pandas' Arrow-backed strings, so the
+reader's freed blocks are reused by the steps after it instead of adding to the peak."""
+
+
 @dataclass
 class Records:
     """Non-blank records of a delimited file as string columns (all the width of the first)."""
 
-    columns: list[pa.Array]
-    """One string array per field position, stripped of nothing (callers strip)."""
+    columns: list[pa.ChunkedArray]
+    """One string column per field position, with surrounding whitespace stripped."""
     lines: np.ndarray
     """1-based line of each record (int64)."""
     bad: tuple[int, int] | None = None
@@ -54,6 +60,10 @@ class Records:
         """The records without the first (the header)."""
         return Records([c.slice(1) for c in self.columns], self.lines[1:], self.bad)
 
+    def first_line(self) -> int:
+        """Line of the first record (1 when there is none)."""
+        return int(self.lines[0]) if len(self.lines) else 1
+
 
 def objects(column: pa.Array | pa.ChunkedArray, strip: bool = True) -> np.ndarray:
     """A string column as a numpy object array whose equal values share one Python string.
@@ -69,6 +79,18 @@ def objects(column: pa.Array | pa.ChunkedArray, strip: bool = True) -> np.ndarra
     uniques = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
     return uniques[enc.indices.to_numpy(zero_copy_only=False)] if len(uniques) else \
         np.empty(len(column), dtype=object)
+
+
+def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Series:
+    """A string column as a pandas ``str`` Series backed by the Arrow buffers (no Python strings).
+
+    That is the dtype dataset tables have anyway; going through numpy object arrays would create
+    one Python string per cell (about 60 bytes each) and convert them back.
+    """
+    if strip:
+        column = pc.utf8_trim_whitespace(column)
+    out = column.to_pandas()
+    return out if out.dtype == "str" else out.astype("str")
 
 
 def read_records(data: bytes, file: str, sep: str) -> Records:
@@ -93,11 +115,21 @@ def _normalised(data: bytes) -> bytes:
 
 def _line_numbers(data: bytes) -> np.ndarray:
     """1-based numbers of the non-empty lines (what pyarrow reads with ignore_empty_lines)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    breaks = np.flatnonzero(buf == 10)
-    starts = np.concatenate(([0], breaks + 1))
-    ends = np.concatenate((breaks, [len(buf)]))
-    return np.flatnonzero(ends > starts).astype(np.int64) + 1
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    lengths = np.diff(breaks, prepend=-1) - 1  # line k ends at breaks[k]
+    lines = np.flatnonzero(lengths > 0) + 1
+    if not len(data) or data[-1:] != b"\n":  # a last line without its line break
+        lines = np.append(lines, len(breaks) + 1)
+    return lines.astype(np.int64)
+
+
+# Whitespace a field could start or end with (ASCII, the C1/Latin-1 ones and the leading bytes of
+# the other Unicode spaces, U+1680, U+2000-U+205F, U+3000): without any, nothing needs stripping.
+def _space(sep: str) -> re.Pattern[bytes]:
+    """Bytes that may be whitespace inside a field of text separated by `sep`."""
+    tab = b"" if sep == "\t" else b"\\t"
+    return re.compile(rb"[ " + tab + rb"\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80|"
+                      rb"\xe2\x81\x9f|\xe3\x80\x80")
 
 
 def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
@@ -126,19 +158,23 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
                                              newlines_in_values=False, ignore_empty_lines=True,
                                              invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.string() for n in names},
-                                                 strings_can_be_null=False, check_utf8=False))
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.large_string() for n in names},
+                                                 strings_can_be_null=False, check_utf8=False),
+            memory_pool=POOL)
     except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
         if bad:  # the first record and the first bad one: what the loaders report
-            return Records([pa.array([f], pa.string()) for f in header], np.array([header_line]), bad[0])
+            return Records([pa.chunked_array([[f.strip()]], pa.string()) for f in header],
+                           np.array([header_line]), bad[0])
         raise DataError(f"cannot read the file ({type(e).__name__}: {_short(str(e))})", file=file) from None
     lines = np.delete(nonempty, skipped) if skipped else nonempty
-    columns = [table.column(j).combine_chunks() if table.column(j).num_chunks != 1 else table.column(j).chunk(0)
-               for j in range(width)]
+    columns = [table.column(j) for j in range(width)]
+    del table
+    if _space(sep).search(data):
+        columns = [pc.utf8_trim_whitespace(c, memory_pool=POOL) for c in columns]
     blank = None
     for col in columns:
-        b = pc.equal(pc.utf8_trim_whitespace(col), "")
-        blank = b if blank is None else pc.and_(blank, b)
+        b = pc.equal(col, "", memory_pool=POOL)
+        blank = b if blank is None else pc.and_(blank, b, memory_pool=POOL)
     if blank is not None and pc.any(blank).as_py():
         keep = pc.invert(blank)
         columns = [c.filter(keep) for c in columns]
@@ -167,7 +203,7 @@ def _from_rows(rows: list[list[str]], lines: np.ndarray) -> Records:
     bad = (int(lines[wrong[0]]), int(counts[wrong[0]])) if len(wrong) else None
     if bad is not None:
         rows, lines = rows[:wrong[0]], lines[:wrong[0]]
-    columns = [pa.array([r[j] for r in rows], pa.string()) for j in range(width)]
+    columns = [pa.chunked_array([pa.array([r[j].strip() for r in rows], pa.string())]) for j in range(width)]
     return Records(columns, lines, bad)
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.columnar import objects, read_records
+from xcore.data.io.columnar import read_records, strings
 from xcore.data.io.files import (FileSet, Source, decode_text, field_counts, head_lines, read_source,
                                  sanitize_name, source_label, split_records, stem, suffix, unique_names)
 from xcore.data.io.limits import Limits
@@ -69,8 +69,15 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
     preds = [Predicate(pred_names[r], 2, ("entity", "entity"), closed=r not in with_targets,
                        description=r) for r in relations]
     parts: Parts = {}
-    for file, role, head, rel, tail, lines in chunks:
-        for r, idx in pd.Series(rel).groupby(rel, sort=False).indices.items():
+    while chunks:  # each file's columns are dropped once its atoms are grouped (memory)
+        file, role, head, rel, tail, lines = chunks.pop(0)
+        codes, uniques = pd.factorize(rel, sort=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(uniques)))))
+        head, tail, lines = head.array.take(order), tail.array.take(order), lines[order]
+        del codes, order, rel
+        for k, r in enumerate(uniques):
+            idx = slice(int(bounds[k]), int(bounds[k + 1]))
             args = [head[idx], tail[idx]]
             if role == "obs":
                 add(parts, pred_names[r], "obs", atom_frame(args, None, file, lines[idx]))
@@ -83,15 +90,15 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
 def read_triples_file(data: bytes, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Heads, relations, tails (stripped strings) and 1-based line numbers of a triples file.
 
-    Read columnar (`read_records`); equal strings share one Python object.
+    Read columnar (`read_records`); the columns are Arrow-backed ``str`` Series.
     """
     rec = read_records(data, file, "\t")
     if rec.width != 3 or rec.bad is not None:
         line, found = (int(rec.lines[0]), rec.width) if rec.width != 3 else rec.bad  # type: ignore[misc]
         raise DataError(f"expected head<TAB>relation<TAB>tail (3 fields), found {found} field(s)",
                         file=file, line=line)
-    head, rel, tail = (objects(c) for c in rec.columns)
-    empty = rel == ""
+    head, rel, tail = (strings(c) for c in rec.columns)
+    empty = (rel == "").to_numpy(dtype=bool)
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
         raise DataError("empty relation", file=file, line=int(rec.lines[i]))
