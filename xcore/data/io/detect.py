@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.archive import is_zip, load_zip
 from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
@@ -108,6 +110,16 @@ def load_files(files: FileSet, fmt: str = "auto", name: str | None = None, *,
 
     `name` overrides the dataset name; otherwise a manifest's name or `default_name` is used.
     """
+    try:
+        return _load_files(files, fmt, name, default_name=default_name, limits=limits, **options)
+    except (pa.ArrowException, MemoryError) as e:  # a foreign failure is still a data problem
+        raise DataError(f"cannot load the data ({type(e).__name__}: {' '.join(str(e).split())[:200]})",
+                        file=next(iter(sorted(files)), None)) from None
+
+
+def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str,
+                limits: Limits | None, **options: Any) -> RelationalDataset:
+    """`load_files` without the wrapping of foreign exceptions."""
     if fmt == "auto":
         fmt = detect_format(files)
     if fmt == "zip":

@@ -145,12 +145,15 @@ def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[s
                                template=f"{{0}} has {label} {{1}}",
                                description=f"column {original[j]!r}" + (" (label)" if is_label else "")))
         keep = ~is_missing[:, j]
-        args = [rows[keep], raw[c].array[keep]]
-        if is_label:
-            add(parts, c, "targets", atom_frame(args, None, file, lines[keep]))
-            add(parts, c, "truth", atom_frame(args, 1.0, file, lines[keep]))
+        if keep.all():  # share the row ids and line numbers between predicates (no copies)
+            args, at = [rows, raw[c].array], lines
         else:
-            add(parts, c, "obs", atom_frame(args, None, file, lines[keep]))
+            args, at = [rows[keep], raw[c].array[keep]], lines[keep]
+        if is_label:
+            add(parts, c, "targets", atom_frame(args, None, file, at))
+            add(parts, c, "truth", atom_frame(args, 1.0, file, at))
+        else:
+            add(parts, c, "obs", atom_frame(args, None, file, at))
     return preds, parts
 
 
