@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,11 +38,17 @@ def atom_frame(args: Sequence[Sequence[str]] | pd.DataFrame, values: object, fil
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
-def check_predicate_count(n: int, limits: Limits | None, file: str | None) -> None:
-    """Refuse datasets with more predicates than `Limits.max_predicates` (before building them)."""
+def check_predicate_count(n: int, limits: Limits | None, file: str | None,
+                          line: int | Callable[[int], int] | None = None) -> None:
+    """Refuse datasets with more predicates than `Limits.max_predicates` (before building them).
+
+    `line` is the line to name, or a function of the limit giving it (the line where the first
+    predicate over the limit appears; only called when the limit is exceeded).
+    """
     limit = (limits or DEFAULT_LIMITS).max_predicates
     if n > limit:
-        raise DataError(f"{n:,} predicates (columns or relations), above the limit of {limit:,}", file=file)
+        raise DataError(f"{n:,} predicates (columns or relations), above the limit of {limit:,}", file=file,
+                        line=line(limit) if callable(line) else line)
 
 
 def add(parts: Parts, pred: str, partition: str, frame: pd.DataFrame) -> None:

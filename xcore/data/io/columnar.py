@@ -25,6 +25,9 @@ import pyarrow.csv as pacsv
 from xcore.data.io.files import decode_text, field_counts, split_records
 from xcore.errors import DataError
 
+WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+"""The characters Python's `str.strip` removes: fields are stripped of exactly these (Arrow's own
+whitespace class also holds U+FEFF, which Python keeps)."""
 BLOCK_BYTES = 1 << 22
 """pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result."""
 
@@ -74,7 +77,7 @@ def objects(column: pa.Array | pa.ChunkedArray, strip: bool = True) -> np.ndarra
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if strip:
-        column = pc.utf8_trim_whitespace(column)
+        column = pc.utf8_trim(column, WHITESPACE)
     enc = pc.dictionary_encode(column)
     uniques = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
     return uniques[enc.indices.to_numpy(zero_copy_only=False)] if len(uniques) else \
@@ -88,7 +91,7 @@ def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Serie
     one Python string per cell (about 60 bytes each) and convert them back.
     """
     if strip:
-        column = pc.utf8_trim_whitespace(column)
+        column = pc.utf8_trim(column, WHITESPACE)
     out = column.to_pandas()
     return out if out.dtype == "str" else out.astype("str")
 
@@ -96,7 +99,7 @@ def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Serie
 def read_records(data: bytes, file: str, sep: str) -> Records:
     """The non-blank records of delimited text (see the module docstring)."""
     text_check = decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
-    if '"' in text_check:
+    if '"' in text_check or text_check.startswith("\ufeff"):  # pyarrow would drop a second BOM
         rows, lines = split_records(text_check, file, sep, quoted=True)
         del text_check
         return _from_rows(rows, lines)
@@ -170,7 +173,7 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
     columns = [table.column(j) for j in range(width)]
     del table
     if _space(sep).search(data):
-        columns = [pc.utf8_trim_whitespace(c, memory_pool=POOL) for c in columns]
+        columns = [pc.utf8_trim(c, WHITESPACE, memory_pool=POOL) for c in columns]
     blank = None
     for col in columns:
         b = pc.equal(col, "", memory_pool=POOL)

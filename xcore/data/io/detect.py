@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.archive import is_zip, load_zip
-from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
+from xcore.data.io.files import FileSet, first_line_number, Source, basename, read_source, source_label, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
 from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
@@ -99,8 +99,10 @@ def detect_format(files: FileSet) -> str:
         return "triples"
     if len(data_texts) == 1 and suffix(data_texts[0]) == ".tsv":
         return "tabular"
+    bad = next((n for n in data_texts if not looks_like_triples(files[n])), names[0])
     raise DataError("unknown data format: expected a PSL folder with a manifest, Prolog "
-                    "(.b/.f/.n/.pl), a CSV, tab-separated triples or a zip of these", file=names[0])
+                    "(.b/.f/.n/.pl), a CSV, tab-separated triples or a zip of these", file=bad,
+                    line=first_line_number(files[bad]))
 
 
 def load_files(files: FileSet, fmt: str = "auto", name: str | None = None, *,

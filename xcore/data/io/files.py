@@ -183,7 +183,7 @@ def decode_text(data: bytes, file: str, allow_empty: bool = False) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not allow_empty and not text.strip():
-        raise DataError("file is empty", file=file)
+        raise DataError("file is empty", file=file, line=1)
     return text
 
 
@@ -246,6 +246,15 @@ def head_lines(data: bytes, n: int = 1) -> list[str]:
             if len(out) >= n:
                 break
     return out
+
+
+def first_line_number(data: bytes) -> int:
+    """1-based line of the first non-blank line of a file's head (1 if there is none)."""
+    text = data[:HEAD_BYTES].decode("utf-8-sig", "replace")
+    m = re.search(r"\S", text)
+    if m is None:
+        return 1
+    return text[:m.start()].replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
 
 
 def field_counts(rows: list[list[str]]) -> np.ndarray:

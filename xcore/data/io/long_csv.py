@@ -74,7 +74,7 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
     body = rec.drop_first()
     lines = body.lines
     if not len(body):
-        raise DataError("the file has a header but no facts", file=file)
+        raise DataError("the file has a header but no facts", file=file, line=rec.first_line())
     cols = [strings(c) for c in body.columns]  # Arrow-backed, stripped
     del rec, body
     pred = cols[pos["predicate"]]
@@ -96,7 +96,8 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
         _first_bad(rows_with_gap, lines, file,
                    lambda i: f"arg{int(np.argmax(gap[i])) + 1} is empty but a later argument is not")
     arity = filled.sum(axis=1)
-    check_predicate_count(pred.nunique(), limits, file)
+    check_predicate_count(pred.nunique(), limits, file,
+                          lambda limit: int(lines[pred.drop_duplicates().index[limit]]))
     preds = _schema_for(pred, part, arity, lines, file, schema)
     parts: Parts = {}
     groups = pd.DataFrame({"p": pred.array, "q": part.array}).groupby(["p", "q"], sort=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,26 @@ def parse_manifest(data: bytes, file: str, limits: Limits | None = None) -> Mani
                         f"{limits.max_manifest_bytes:,}", file=file)
     text = decode_text(data, file)
     doc = _parse_json(text, file) if suffix(file) == ".json" else _parse_yaml(text, file)
+    try:
+        return _manifest(doc, file)
+    except DataError as e:
+        if e.line is not None:
+            raise
+        raise DataError(e.problem, file=file, line=_locate(text, e.problem)) from None
+
+
+def _locate(text: str, problem: str) -> int:
+    """Line of the first quoted name of `problem` in the manifest text (1 if none is found)."""
+    for name in re.findall(r"'([^']+)'|\b([A-Za-z_][A-Za-z0-9_]*)\b", problem):
+        word = name[0] or name[1]
+        m = re.search(rf"^.*\b{re.escape(word)}\b", text, re.M) if len(word) > 2 else None
+        if m:
+            return text.count("\n", 0, m.start()) + 1
+    return 1
+
+
+def _manifest(doc: Any, file: str) -> Manifest:
+    """Check a parsed manifest document and build the `Manifest`."""
     if not isinstance(doc, dict):
         raise DataError("manifest must be a mapping with a 'predicates' entry", file=file)
     name = _opt_str(doc, "name", file)

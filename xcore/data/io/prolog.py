@@ -27,7 +27,7 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
 from xcore.data.io.files import FileSet, Source, decode_text, read_source, source_label, suffix, unique_names
-from xcore.data.io.limits import Limits
+from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.manifest import MAX_ARITY
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
@@ -80,7 +80,7 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
     if not any(f.atoms for _, _, f in parsed):
         raise DataError("no ground facts found", file=parsed[0][0] if parsed else name)
     names = _predicate_names(parsed)
-    check_predicate_count(len(names), limits, parsed[0][0])
+    check_predicate_count(len(names), limits, *_first_over_limit(parsed, names, limits))
     modes: dict[tuple[str, int], tuple[str, ...]] = {}
     open_keys: set[tuple[str, int]] = set()
     for _, role, facts in parsed:
@@ -105,6 +105,22 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
                 add(parts, names[key], "targets", atom_frame(args, None, file, ln))
                 add(parts, names[key], "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
     return build_dataset(preds, parts, name)
+
+
+def _first_over_limit(parsed: list[tuple[str, str, PrologFacts]], names: dict, limits: Limits | None
+                      ) -> tuple[str, int | None]:
+    """File and first line of the predicate past `Limits.max_predicates` (in file order)."""
+    limit = (limits or DEFAULT_LIMITS).max_predicates
+    if len(names) <= limit:
+        return parsed[0][0], None
+    seen: set = set()
+    for file, _, facts in parsed:
+        for key, (_, lines) in sorted(facts.atoms.items(), key=lambda kv: kv[1][1][0]):
+            if key not in seen:
+                seen.add(key)
+                if len(seen) > limit:
+                    return file, lines[0]
+    return parsed[0][0], None
 
 
 def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[str, int], str]:

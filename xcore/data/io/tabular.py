@@ -55,7 +55,7 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     rec = read_records(data, file, sep)
     if not rec.width:
         first_record([], rec.lines, file)
-    check_predicate_count(rec.width, limits, file)
+    check_predicate_count(rec.width, limits, file, rec.first_line())
     if header:
         original = rec.row(0)
         dup = pd.Series(original)[pd.Series(original).duplicated()]
@@ -73,7 +73,7 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     body = rec.drop_first() if header else rec
     lines = body.lines
     if not len(body):
-        raise DataError("the table has a header but no rows", file=file)
+        raise DataError("the table has a header but no rows", file=file, line=int(rec.first_line()))
     cols = unique_names(sanitize_name(c, "c") for c in original)
     raw = pd.DataFrame({c: strings(col) for c, col in zip(cols, body.columns)})  # stripped, Arrow-backed
     del rec, body

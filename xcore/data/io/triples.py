@@ -22,7 +22,7 @@ from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_
 from xcore.data.io.columnar import read_records, strings
 from xcore.data.io.files import (FileSet, Source, head_lines, read_source,
                                  sanitize_name, source_label, stem, suffix, unique_names)
-from xcore.data.io.limits import Limits
+from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.writers import check_constants, write_lines
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
@@ -63,7 +63,9 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
     if not chunks:
         raise DataError("no triples files found", file=name)
     relations = sorted(set().union(*(set(pd.unique(c[3])) for c in chunks)))
-    check_predicate_count(len(relations), limits, chunks[0][0])
+    if len(relations) > (limits or DEFAULT_LIMITS).max_predicates:
+        file, line = _first_over_limit(chunks, (limits or DEFAULT_LIMITS).max_predicates)
+        check_predicate_count(len(relations), limits, file, line)
     pred_names = dict(zip(relations, unique_names(sanitize_name(r, "r") for r in relations)))
     with_targets = set().union(*(set(pd.unique(c[3])) for c in chunks if c[1] == "targets"))
     preds = [Predicate(pred_names[r], 2, ("entity", "entity"), closed=r not in with_targets,
@@ -85,6 +87,19 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
                 add(parts, pred_names[r], "targets", atom_frame(args, None, file, lines[idx]))
                 add(parts, pred_names[r], "truth", atom_frame(args, 1.0, file, lines[idx]))
     return build_dataset(preds, parts, name)
+
+
+def _first_over_limit(chunks: list, limit: int) -> tuple[str, int]:
+    """File and line where the relation after the first `limit` distinct ones first appears."""
+    seen: set = set()
+    for file, _, _, rel, _, lines in chunks:
+        firsts = rel.drop_duplicates()
+        for i, r in zip(firsts.index, firsts):
+            if r not in seen:
+                seen.add(r)
+                if len(seen) > limit:
+                    return file, int(lines[i])
+    return chunks[0][0], 1
 
 
 def read_triples_file(data: bytes, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
