@@ -68,22 +68,6 @@ class Records:
         return int(self.lines[0]) if len(self.lines) else 1
 
 
-def objects(column: pa.Array | pa.ChunkedArray, strip: bool = True) -> np.ndarray:
-    """A string column as a numpy object array whose equal values share one Python string.
-
-    Dictionary-encoding first means a column of n cells with u distinct values costs n pointers
-    and u strings, not n strings (the memory of a loaded file is dominated by this).
-    """
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if strip:
-        column = pc.utf8_trim(column, WHITESPACE)
-    enc = pc.dictionary_encode(column)
-    uniques = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
-    return uniques[enc.indices.to_numpy(zero_copy_only=False)] if len(uniques) else \
-        np.empty(len(column), dtype=object)
-
-
 def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Series:
     """A string column as a pandas ``str`` Series backed by the Arrow buffers (no Python strings).
 

@@ -5,7 +5,8 @@ Formats (the `fmt` names): ``psl`` (manifest + tab files), ``long_csv``, ``prolo
 long CSV with that schema when the only data file is one); ``.b``/``.f``/``.n``/``.pl`` files
 mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
 ``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
-tab-separated fields are triples; a ``.tsv`` otherwise is a table. Anything else raises
+tab-separated fields are triples ("first line" and "header": the first non-blank line after
+BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it); a ``.tsv`` otherwise is a table. Anything else raises
 `DataError` naming the file.
 """
 
