@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
@@ -58,8 +60,14 @@ _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
 class PrologFacts:
     """Ground facts of one file grouped by (name, arity), plus types from mode declarations."""
 
-    atoms: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = field(default_factory=dict)
+    atoms: dict[tuple[str, int], list[tuple[list, np.ndarray]]] = field(default_factory=dict)
+    """Per (name, arity), blocks of atoms: argument columns and their 1-based lines."""
     modes: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+
+    def add_block(self, key: tuple[str, int], columns: list, lines: np.ndarray) -> None:
+        """Add atoms of one predicate as argument columns and lines."""
+        if len(lines):
+            self.atoms.setdefault(key, []).append((columns, np.asarray(lines, dtype=np.int64)))
 
 
 def load_prolog(source: Source, name: str | None = None, *,
@@ -96,15 +104,19 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
                                description=f"Prolog predicate {key[0]}/{key[1]}" if renamed else ""))
     parts: Parts = {}
     for file, role, facts in parsed:
-        for key, (rows, lines) in facts.atoms.items():
-            args = list(zip(*rows)) if key[1] else []
-            ln = np.asarray(lines, dtype=np.int64)
-            if role == "background":
-                add(parts, names[key], "obs", atom_frame(args, None, file, ln))
-            else:
-                add(parts, names[key], "targets", atom_frame(args, None, file, ln))
-                add(parts, names[key], "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
+        for key, blocks in facts.atoms.items():
+            for args, ln in blocks:
+                _add_atoms(parts, names[key], role, args, file, ln)
     return build_dataset(preds, parts, name)
+
+
+def _add_atoms(parts: Parts, pred: str, role: str, args: list, file: str, ln: np.ndarray) -> None:
+    """Atoms of one file as observations (background) or targets with truth 1/0 (.f/.n)."""
+    if role == "background":
+        add(parts, pred, "obs", atom_frame(args, None, file, ln))
+    else:
+        add(parts, pred, "targets", atom_frame(args, None, file, ln))
+        add(parts, pred, "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
 
 
 def _first_over_limit(parsed: list[tuple[str, str, PrologFacts]], names: dict, limits: Limits | None
@@ -115,11 +127,12 @@ def _first_over_limit(parsed: list[tuple[str, str, PrologFacts]], names: dict, l
         return parsed[0][0], None
     seen: set = set()
     for file, _, facts in parsed:
-        for key, (_, lines) in sorted(facts.atoms.items(), key=lambda kv: kv[1][1][0]):
+        firsts = {key: min(int(ln[0]) for _, ln in blocks) for key, blocks in facts.atoms.items()}
+        for key, first in sorted(firsts.items(), key=lambda kv: kv[1]):
             if key not in seen:
                 seen.add(key)
                 if len(seen) > limit:
-                    return file, lines[0]
+                    return file, first
     return parsed[0][0], None
 
 
@@ -127,8 +140,8 @@ def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[s
     """Final predicate name of each (name, arity), renaming arity clashes (see module doc)."""
     counts: Counter = Counter()
     for _, _, facts in parsed:
-        for key, (rows, _) in facts.atoms.items():
-            counts[key] += len(rows)
+        for key, blocks in facts.atoms.items():
+            counts[key] += sum(len(ln) for _, ln in blocks)
     by_name: dict[str, list[tuple[str, int]]] = {}
     for key in counts:
         by_name.setdefault(key[0], []).append(key)
@@ -148,12 +161,74 @@ def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[s
 
 # ---------------------------------------------------------------------- parsing
 def parse_prolog(text: str, file: str) -> PrologFacts:
-    """Ground facts and mode types of a Prolog text; rules and variables raise DataError."""
+    """Ground facts and mode types of a Prolog text; rules and variables raise DataError.
+
+    Lines that are one simple fact (``name(a, 1, b).``: bare atoms and numbers, at most
+    `MAX_ARITY` of them) and follow a line ending in ``.`` are read columnar, all at once; every
+    other line goes through the clause scanner below, with the same errors and lines as before.
+    """
+    out = PrologFacts()
+    if "/*" not in text and len(text) > FAST_MIN_CHARS:
+        text = _fast_facts(text, out)
+    rows_by_key: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = {}
+    _scan_clauses(text, file, out, rows_by_key)
+    for key, (rows, lines) in rows_by_key.items():
+        out.add_block(key, [np.asarray(col, dtype=object) for col in zip(*rows)] if key[1] else [], lines)
+    return out
+
+
+FAST_MIN_CHARS = 0
+"""Texts shorter than this are scanned clause by clause only (0: the columnar path always runs,
+so the tests of small files exercise it too)."""
+_FAST_LINE = (r"^\s*(?P<name>[a-z][A-Za-z0-9_]*)\s*(?:(?P<open>\()(?P<args>[^()\[\]'\"%]*)\))?\s*\.\s*$")
+
+
+def _fast_facts(text: str, out: PrologFacts) -> str:
+    """Read the simple-fact lines of `text` into `out` columnar; the text with them blanked."""
+    from xcore.data.io.columnar import WHITESPACE
+
+    lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
+    parts = pc.extract_regex(lines, _FAST_LINE)
+    matched = parts.is_valid().to_numpy(zero_copy_only=False)
+    if not matched.any():
+        return text
+    name, opened, args = (parts.field(k) for k in ("name", "open", "args"))
+    split = pc.split_pattern(pc.if_else(parts.is_valid(), args, ""), ",")
+    arity = np.where(pc.equal(opened, "(").fill_null(False).to_numpy(zero_copy_only=False),
+                     pc.list_value_length(split).to_numpy(zero_copy_only=False), 0)
+    flat = pc.utf8_trim(split.flatten(), WHITESPACE)
+    simple = pc.match_substring_regex(flat, _SIMPLE_ARG.pattern).to_numpy(zero_copy_only=False)
+    offsets = split.offsets.to_numpy()
+    bad_args = np.add.reduceat(~simple, offsets[:-1])  # every list has an element (split of "" is [""])
+    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
+    stripped = pc.utf8_rtrim(lines, WHITESPACE)
+    blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
+    ends = pc.ends_with(stripped, ".").to_numpy(zero_copy_only=False)
+    nonblank = np.flatnonzero(~blank)
+    prev_ends = np.ones(len(lines), dtype=bool)
+    prev_ends[nonblank[1:]] = ends[nonblank[:-1]]
+    fast = matched & ((arity == 0) | (bad_args == 0)) & (arity <= MAX_ARITY) & prev_ends
+    if not fast.any():
+        return text
+    idx = np.flatnonzero(fast)
+    keys = pd.DataFrame({"n": name.take(pa.array(idx)).to_pandas(), "k": arity[idx]})
+    flat_starts = offsets[:-1]
+    for (n, k), rows in keys.groupby(["n", "k"], sort=False).indices.items():
+        at = idx[rows]
+        cols = [pa.chunked_array([flat.take(pa.array(flat_starts[at] + j))]).to_pandas().array
+                for j in range(int(k))]
+        out.add_block((str(n), int(k)), cols, at + 1)
+    rest = pc.if_else(pa.array(fast), "", lines)
+    return "\n".join(rest.to_pylist())
+
+
+def _scan_clauses(text: str, file: str, out: PrologFacts,
+                  rows_by_key: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]]) -> None:
+    """Scan `text` clause by clause: facts into `rows_by_key`, mode declarations into `out`."""
     try:
         text = _STRIP.sub(_strip_comment, text)
     except _Unterminated as e:
         raise DataError("unterminated /* comment", file=file, line=text.count("\n", 0, e.args[0]) + 1) from None
-    out = PrologFacts()
     line, prev = 1, 0
     for m in _SCAN.finditer(text):
         start = m.start("c") if m["c"] is not None else m.start("bad")
@@ -176,10 +251,9 @@ def parse_prolog(text: str, file: str) -> PrologFacts:
                 _record_mode(out, mode)
             continue
         name, args = _parse_fact(clause, file, line)
-        rows, lines = out.atoms.setdefault((name, len(args)), ([], []))
+        rows, lines = rows_by_key.setdefault((name, len(args)), ([], []))
         rows.append(args)
         lines.append(line)
-    return out
 
 
 def _scan_problem(text: str, start: int) -> str:
