@@ -229,6 +229,9 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
         text = _STRIP.sub(_strip_comment, text)
     except _Unterminated as e:
         raise DataError("unterminated /* comment", file=file, line=text.count("\n", 0, e.args[0]) + 1) from None
+    # without the trailing whitespace: finditer would retry the failing `\s*+` at every position of
+    # a whitespace run that ends the text (quadratic; blanked fact lines leave long runs)
+    text = text.rstrip()
     line, prev = 1, 0
     for m in _SCAN.finditer(text):
         start = m.start("c") if m["c"] is not None else m.start("bad")
