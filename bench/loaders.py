@@ -7,7 +7,7 @@
 Every measurement runs in a fresh process (one subprocess each): peak memory is that child's
 own peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` read by the child as it finishes),
 and nothing is shared between runs. The child imports xcore, pandas and pyarrow before it reads the file; the import
-baseline (an idle child that only imports) is reported and subtracted in the "over baseline"
+baseline (an idle child that only imports) is reported and subtracted in the "over idle"
 column. Data are synthetic, seeded: knowledge-graph triples, a long CSV of facts, a tabular CSV
 with 8 features and a label, and Prolog facts. pandas.read_csv reads the same bytes (tab- or
 comma-separated, all columns as strings) for scale; it only parses, xcore also validates and
