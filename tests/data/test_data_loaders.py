@@ -121,7 +121,7 @@ def test_psl_badly_named_text_file_is_named_but_readme_ignored():
     ("knows_obs.txt", b"a\tb\tyes\n", 1, "not a number"),
     ("knows_obs.txt", b"a\tb\t1\na\tb\t0\n", 2, "different values"),
     ("knows_obs.txt", b"a\tb\nx\tc\n", 2, "also an observation"),  # targets file has a-c
-    ("knows_obs.txt", b"\n   \n", None, "empty"),
+    ("knows_obs.txt", b"\n   \n", 1, "empty"),
     ("knows_obs.txt", b"a\tb\n\xff\xfe\tc\n", 2, "UTF-8"),
     ("knows_obs.txt", b"a\tb\nc\x00\td\n", 2, "binary"),
     ("knows_obs.txt", b"a\t \n", 1, "empty argument"),

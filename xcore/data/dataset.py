@@ -276,7 +276,7 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
             file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
             raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
         args[c] = args[c].astype(str)
-        blank = (args[c].str.strip() == "").to_numpy()
+        blank = ((args[c].str.len() == 0) | args[c].str.isspace()).to_numpy(dtype=bool)  # no copies
         if blank.any():
             file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
             raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
@@ -322,8 +322,13 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
 
 
 def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[np.ndarray, np.ndarray]:
+    """File and line columns of a table (its own, or ``pred/part`` and the row number)."""
     if "_file" in df.columns and "_line" in df.columns:
-        return df["_file"].astype(str).to_numpy(), df["_line"].astype("int64").to_numpy()
+        # factorize: the few file names as strings once, rows as codes (a string per row of a
+        # multi-million-row table took gigabytes)
+        codes, names = pd.factorize(df["_file"], use_na_sentinel=False)
+        names = np.asarray([str(x) for x in names], dtype=object)
+        return names[codes], df["_line"].to_numpy(dtype=np.int64)
     return np.full(len(df), f"{p.name}/{part}", dtype=object), np.arange(1, len(df) + 1)
 
 

@@ -113,40 +113,78 @@ def _scan_stats(scan: Scan, stats: TableStats) -> _ScanStats:
     return _ScanStats(size, tuple(columns), columns, scan, stats, filtered)
 
 
-def estimate_sizes(scans: Sequence[Scan], stats: TableStats,
-                   cache: dict[Scan, _ScanStats] | None = None) -> list[float]:
-    """Estimated size of the result after each inner scan, in the given join order."""
-    out: list[float] = []
-    size = 1.0
-    seen: list[_ScanStats] = []
-    distinct: dict[Variable, float] = {}
-    cache = {} if cache is None else cache
-    for scan in scans:
-        s = cache.get(scan) or cache.setdefault(scan, _scan_stats(scan, stats))
-        key = frozenset(s.variables) & frozenset(distinct)
-        if not seen:
+MAX_ESTIMATE = 2**63 - 1
+"""Largest estimate `estimate_groundings` returns (saturated: it never overflows)."""
+SATURATED = 1e300
+"""Estimates are saturated here (a product of many large tables overflows a float to inf, and
+inf * 0 is NaN); anything this large is far above any grounding limit."""
+
+
+@dataclass
+class _JoinState:
+    """The estimator's running state after a prefix of a join order (so a step costs O(its key))."""
+
+    size: float = 1.0
+    seen: list[_ScanStats] = field(default_factory=list)
+    distinct: dict[Variable, float] = field(default_factory=dict)
+    holders: dict[Variable, list[_ScanStats]] = field(default_factory=dict)
+    """Per variable, the tables so far that hold it."""
+
+    def next_size(self, s: _ScanStats, stats: TableStats) -> float:
+        """Estimated size after joining `s` next (does not change the state)."""
+        key = frozenset(s.variables) & self.distinct.keys()
+        if not self.seen:
             size = s.size
         elif not key:
-            size *= s.size
+            size = self.size * s.size
         else:
-            freq = [size * _pair_size(t, s, key, stats) / t.size for t in seen
-                    if hasattr(stats, "join_size") and key <= set(t.variables) and _exact_pair(t, s) and t.size > 0]
+            first, *others = (self.holders[x] for x in key)
+            holding = [t for t in first if all(t in h for h in others)] if others else first
+            freq = [self.size * _pair_size(t, s, key, stats) / t.size for t in holding
+                    if hasattr(stats, "join_size") and _exact_pair(t, s) and t.size > 0]
             if freq:
                 size = min(freq)
             else:
-                v_r = min([size, math.prod(distinct[x] for x in key)]
-                          + [t.v(key) for t in seen if key <= set(t.variables)])
-                size = size * s.size / max(v_r, s.v(key), 1.0)
+                v_r = min([self.size, math.prod(self.distinct[x] for x in key)] + [t.v(key) for t in holding])
+                size = self.size * s.size / max(v_r, s.v(key), 1.0)
+        return min(size, SATURATED)
+
+    def advance(self, s: _ScanStats, size: float) -> None:
+        """Take `s` as the next table, the result then having `size` rows."""
         for x in s.variables:
             own = s.v(frozenset([x]))
-            distinct[x] = min(distinct.get(x, own), own)
-        distinct = {x: min(d, max(size, 1.0)) for x, d in distinct.items()}
-        seen.append(s)
+            self.distinct[x] = min(self.distinct.get(x, own), own)
+            self.holders.setdefault(x, []).append(s)
+        cap = max(size, 1.0)
+        if any(d > cap for d in self.distinct.values()):
+            self.distinct = {x: min(d, cap) for x, d in self.distinct.items()}
+        self.seen.append(s)
+        self.size = size
+
+
+def estimate_sizes(scans: Sequence[Scan], stats: TableStats,
+                   cache: dict[Scan, _ScanStats] | None = None) -> list[float]:
+    """Estimated size of the result after each inner scan, in the given join order (saturated at
+    `SATURATED`)."""
+    out: list[float] = []
+    state = _JoinState()
+    cache = {} if cache is None else cache
+    for scan in scans:
+        s = _cached_stats(scan, stats, cache)
+        size = state.next_size(s, stats)
+        state.advance(s, size)
         out.append(size)
         if size == 0:
             out += [0.0] * (len(scans) - len(out))
             break
     return out
+
+
+def _cached_stats(scan: Scan, stats: TableStats, cache: dict[Scan, _ScanStats]) -> _ScanStats:
+    s = cache.get(scan)
+    if s is None:
+        s = cache[scan] = _scan_stats(scan, stats)
+    return s
 
 
 def _exact_pair(a: _ScanStats, b: _ScanStats) -> bool:
@@ -165,36 +203,65 @@ def estimate_groundings(rule: Rule | GroundingPlan, stats: TableStats, domain_va
     """Estimated number of ground rules of `rule` (System-R estimate over its inner joins)."""
     plan = rule if isinstance(rule, GroundingPlan) else plan_rule(rule, stats.schema, domain_variables)
     sizes = estimate_sizes(plan.inner_scans, stats)
-    return int(math.ceil(sizes[-1] - 1e-9)) if sizes else 1
+    if not sizes:
+        return 1
+    if not sizes[-1] < MAX_ESTIMATE:  # also NaN
+        return MAX_ESTIMATE
+    return int(math.ceil(sizes[-1] - 1e-9))
+
+
+MAX_STARTS = 8
+"""Greedy join ordering tries this many starting tables (the smallest after their filters)."""
 
 
 def order_joins(plan: GroundingPlan, stats: TableStats) -> GroundingPlan:
     """The plan with its inner scans reordered to keep estimated intermediate results small.
 
-    Greedy from every starting table (all permutations when there are at most 4): the order with
-    the smallest sum of estimated intermediate sizes wins; cross joins are taken last.
+    At most 4 inner scans: every connected permutation. More: greedy from each of the
+    `MAX_STARTS` smallest tables, each step taking the linked table (sharing a variable; cross
+    joins last) with the smallest next size. The order with the smallest sum of estimated
+    intermediate sizes wins. Polynomial: O(starts * n^2) incremental estimate steps.
     """
     inner = list(plan.inner_scans)
     if len(inner) < 2:
         return plan
     cache: dict[Scan, _ScanStats] = {}
-    candidates: list[list[Scan]] = []
     if len(inner) <= 4:
         candidates = [list(p) for p in permutations(inner) if _connected(p)] or [inner]
+        best = min(candidates, key=lambda order: sum(estimate_sizes(order, stats, cache)))
     else:
-        for start in inner:
-            order = [start]
-            rest = [s for s in inner if s is not start]
-            while rest:
-                bound = {t for s in order for t in _vars(s)}
-                linked = [s for s in rest if bound & _vars(s)] or rest
-                best = min(linked, key=lambda s: estimate_sizes(order + [s], stats, cache)[-1])
-                order.append(best)
-                rest.remove(best)
-            candidates.append(order)
-    best = min(candidates, key=lambda order: sum(estimate_sizes(order, stats, cache)))
+        by_size = sorted(range(len(inner)), key=lambda i: (_cached_stats(inner[i], stats, cache).size, i))
+        starts = sorted(set(by_size[:MAX_STARTS]) | {0})
+        best, best_cost = inner, math.inf
+        for i in starts:
+            order, cost = _greedy(inner, i, stats, cache)
+            if cost < best_cost:
+                best, best_cost = order, cost
     left = [s for s in plan.scans if s.join == "left"]
     return replace(plan, scans=tuple(best + left))
+
+
+def _greedy(inner: list[Scan], start: int, stats: TableStats,
+            cache: dict[Scan, _ScanStats]) -> tuple[list[Scan], float]:
+    """Greedy join order from `inner[start]` and its summed intermediate sizes."""
+    state = _JoinState()
+    rest = list(inner)
+    first = rest.pop(start)
+    s = _cached_stats(first, stats, cache)
+    size = state.next_size(s, stats)
+    state.advance(s, size)
+    order, cost = [first], size
+    bound = set(_vars(first))
+    while rest:
+        linked = [k for k, t in enumerate(rest) if bound & _vars(t)] or range(len(rest))
+        sizes = {k: state.next_size(_cached_stats(rest[k], stats, cache), stats) for k in linked}
+        k = min(sizes, key=lambda k: (sizes[k], k))
+        nxt = rest.pop(k)
+        state.advance(_cached_stats(nxt, stats, cache), sizes[k])
+        bound |= _vars(nxt)
+        order.append(nxt)
+        cost = min(cost + sizes[k], SATURATED)
+    return order, cost
 
 
 def _vars(scan: Scan) -> set[Variable]:

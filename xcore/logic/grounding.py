@@ -53,6 +53,29 @@ DEFAULT_LIMIT = 5_000_000
 """Default maximum number of ground rules per rule."""
 
 
+class EstimatedTooLarge(GroundingTooLarge):
+    """`GroundingTooLarge` raised from the estimate, before grounding: says it is an estimate
+    (it can be far above the true count on small data) and how to raise the limit."""
+
+    def __init__(self, rule_text: str, estimate: int, limit: int) -> None:
+        super().__init__(rule_text, estimate, limit)
+        shown = rule_text if len(rule_text) <= 200 else rule_text[:197] + "..."
+        XcoreError.__init__(
+            self,
+            f"rule `{shown}` would produce about {estimate:,} ground rules by xcore's estimate "
+            f"(an estimate, not a count: on small data it can be far above the true number), above "
+            f"the limit of {limit:,}; add a body atom that binds its variables (a block predicate), "
+            f"or raise the limit with ground(..., limit={_suggested_limit(estimate)}) "
+            f"(limit=None switches the guard off)")
+
+
+def _suggested_limit(estimate: int) -> str:
+    """A limit just above the estimate, in Python syntax (``2_000_000``), or None if absurd."""
+    if estimate >= 10**12:
+        return "None"
+    return f"{int(estimate * 1.1) + 1:_}"
+
+
 @dataclass
 class GroundRules:
     """The groundings of one rule: atom ids per clause literal and constant ids per variable."""
@@ -175,7 +198,7 @@ def ground(
     if limit is not None:
         for r, est in zip(rule_list, estimates):
             if est > limit:
-                raise GroundingTooLarge(r.text(), est, limit)
+                raise EstimatedTooLarge(r.text(), est, limit)
     with _DATABASE_LOCK:
         con = _database(engine_join_order, threads).cursor()  # own catalogue of registered tables
     try:

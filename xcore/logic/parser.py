@@ -472,7 +472,7 @@ def parse_rules_file(path: str | Path, dialect: str = "auto") -> list[Rule]:
     """Read and parse a rules file (UTF-8); errors name the file, line and column."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM is stripped, as the data loaders do
     except (OSError, UnicodeDecodeError) as e:
         raise DataError(f"cannot read rules file: {e}", file=str(p)) from None
     return parse_rules(text, dialect, source=str(p))

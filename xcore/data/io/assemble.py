@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -27,19 +27,28 @@ def atom_frame(args: Sequence[Sequence[str]] | pd.DataFrame, values: object, fil
     n = len(lines)
     data: dict[str, object] = {}
     for name, col in zip(arg_columns(len(cols)), cols):
-        data[name] = np.asarray(col, dtype=object)
+        # pandas/Arrow string arrays are kept as they are (no Python string per cell)
+        data[name] = col.array if isinstance(col, pd.Series) else \
+            col if isinstance(col, pd.api.extensions.ExtensionArray) else np.asarray(col, dtype=object)
     if values is not None:
         data["value"] = values if np.ndim(values) else np.full(n, values, dtype=object)
-    data["_file"] = file if np.ndim(file) else np.full(n, file, dtype=object)
+    # one file name per row as a categorical: 1 byte a row instead of a string each
+    data["_file"] = file if np.ndim(file) else pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [file])
     data["_line"] = np.asarray(lines, dtype=np.int64)
     return pd.DataFrame(data, index=pd.RangeIndex(n))
 
 
-def check_predicate_count(n: int, limits: Limits | None, file: str | None) -> None:
-    """Refuse datasets with more predicates than `Limits.max_predicates` (before building them)."""
+def check_predicate_count(n: int, limits: Limits | None, file: str | None,
+                          line: int | Callable[[int], int] | None = None) -> None:
+    """Refuse datasets with more predicates than `Limits.max_predicates` (before building them).
+
+    `line` is the line to name, or a function of the limit giving it (the line where the first
+    predicate over the limit appears; only called when the limit is exceeded).
+    """
     limit = (limits or DEFAULT_LIMITS).max_predicates
     if n > limit:
-        raise DataError(f"{n:,} predicates (columns or relations), above the limit of {limit:,}", file=file)
+        raise DataError(f"{n:,} predicates (columns or relations), above the limit of {limit:,}", file=file,
+                        line=line(limit) if callable(line) else line)
 
 
 def add(parts: Parts, pred: str, partition: str, frame: pd.DataFrame) -> None:

@@ -5,7 +5,8 @@ Formats (the `fmt` names): ``psl`` (manifest + tab files), ``long_csv``, ``prolo
 long CSV with that schema when the only data file is one); ``.b``/``.f``/``.n``/``.pl`` files
 mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
 ``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
-tab-separated fields are triples; a ``.tsv`` otherwise is a table. Anything else raises
+tab-separated fields are triples ("first line" and "header": the first non-blank line after
+BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it); a ``.tsv`` otherwise is a table. Anything else raises
 `DataError` naming the file.
 """
 
@@ -15,9 +16,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.archive import ZipSource, is_zip, read_zip, zip_bytes
-from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
+from xcore.data.io.files import (FileSet, Source, basename, first_line_number, read_source, source_label, stem,
+                                suffix)
 from xcore.data.io.limits import Limits
 from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
 from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
@@ -108,8 +112,10 @@ def detect_format(files: FileSet) -> str:
         return "triples"
     if len(data_texts) == 1 and suffix(data_texts[0]) == ".tsv":
         return "tabular"
+    bad = next((n for n in data_texts if not looks_like_triples(files[n])), names[0])
     raise DataError("unknown data format: expected a PSL folder with a manifest, Prolog "
-                    "(.b/.f/.n/.pl), a CSV, tab-separated triples or a zip of these", file=names[0])
+                    "(.b/.f/.n/.pl), a CSV, tab-separated triples or a zip of these", file=bad,
+                    line=first_line_number(files[bad]))
 
 
 def load_files(files: FileSet, fmt: str = "auto", name: str | None = None, *,
@@ -119,6 +125,16 @@ def load_files(files: FileSet, fmt: str = "auto", name: str | None = None, *,
 
     `name` overrides the dataset name; otherwise a manifest's name or `default_name` is used.
     """
+    try:
+        return _load_files(files, fmt, name, default_name=default_name, limits=limits, **options)
+    except (pa.ArrowException, MemoryError) as e:  # a foreign failure is still a data problem
+        raise DataError(f"cannot load the data ({type(e).__name__}: {' '.join(str(e).split())[:200]})",
+                        file=next(iter(sorted(files)), None)) from None
+
+
+def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str,
+                limits: Limits | None, **options: Any) -> RelationalDataset:
+    """`load_files` without the wrapping of foreign exceptions."""
     if fmt == "auto":
         fmt = detect_format(files)
     if fmt == "zip":

@@ -183,7 +183,7 @@ def decode_text(data: bytes, file: str, allow_empty: bool = False) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not allow_empty and not text.strip():
-        raise DataError("file is empty", file=file)
+        raise DataError("file is empty", file=file, line=1)
     return text
 
 
@@ -217,6 +217,44 @@ def _split_quoted(text: str, file: str, sep: str) -> tuple[list[list[str]], np.n
     except csv.Error as e:
         raise DataError(f"malformed CSV: {e}", file=file, line=prev_end + 1) from None
     return rows, np.asarray(starts, dtype=np.int64)
+
+
+def first_record(rows: list[list[str]], lines: np.ndarray, file: str) -> list[str]:
+    """The first record (header) of a split text; DataError when every record was blank."""
+    if not rows:
+        raise DataError("no data: every line is blank or holds only empty fields", file=file, line=1)
+    return rows[0]
+
+
+HEAD_BYTES = 65536
+"""How much of a file format detection reads."""
+
+
+def head_lines(data: bytes, n: int = 1) -> list[str]:
+    """The first `n` non-blank lines of a file's head, decoded and split exactly as the loaders do.
+
+    Detection uses this so that it sees the lines the parsers see: BOM removed, ``\r\n`` and
+    ``\r`` line endings normalised, blank (whitespace-only) lines skipped.
+    """
+    text = data[:HEAD_BYTES].decode("utf-8-sig", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    out: list[str] = []
+    for line in text.split("\n"):
+        if line.strip():
+            out.append(line)
+            if len(out) >= n:
+                break
+    return out
+
+
+def first_line_number(data: bytes) -> int:
+    """1-based line of the first non-blank line of a file's head (1 if there is none)."""
+    text = data[:HEAD_BYTES].decode("utf-8-sig", "replace")
+    m = re.search(r"\S", text)
+    if m is None:
+        return 1
+    return text[:m.start()].replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
 
 
 def field_counts(rows: list[list[str]]) -> np.ndarray:

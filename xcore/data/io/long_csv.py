@@ -17,8 +17,8 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (Source, decode_text, field_counts, read_source, source_label,
-                                 split_records, stem)
+from xcore.data.io.columnar import read_records, strings
+from xcore.data.io.files import Source, first_record, head_lines, read_source, source_label, stem
 from xcore.data.io.limits import Limits
 from xcore.data.io.manifest import MAX_ARITY, SchemaLike, schema_from
 from xcore.data.io.writers import check_constants, value_text
@@ -45,9 +45,12 @@ def load_long_csv(source: Source, name: str | None = None, *, schema: SchemaLike
 
 
 def header_fields(data: bytes) -> list[str]:
-    """Lower-cased header names of a CSV (for format detection); [] if unreadable."""
-    first = data[:65536].split(b"\n", 1)[0].decode("utf-8", "replace").strip("\ufeff\r ")
-    return [f.strip().strip('"').strip().lower() for f in first.split(",")]
+    """Lower-cased header names of a CSV (for format detection): its first non-blank line, as the
+    parser sees it (see `head_lines`); [] if there is none."""
+    first = head_lines(data)
+    if not first:
+        return []
+    return [f.strip().strip('"').strip().lower() for f in first[0].split(",")]
 
 
 def looks_like_long_csv(data: bytes) -> bool:
@@ -59,48 +62,49 @@ def looks_like_long_csv(data: bytes) -> bool:
 def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None = None,
                         description: str = "", limits: Limits | None = None) -> RelationalDataset:
     """Parse long-CSV bytes into a validated dataset (see the module docstring)."""
-    rows, lines = split_records(decode_text(data, file), file, ",", quoted=True)
-    header = [h.strip().lower() for h in rows[0]]
-    pos = _header_positions(header, file, int(lines[0]))
+    rec = read_records(data, file, ",")
+    if not rec.width:
+        first_record([], rec.lines, file)
+    header = [h.lower() for h in rec.row(0)]
+    pos = _header_positions(header, file, rec.first_line())
     nargs = len(pos["args"])
-    body, lines = rows[1:], lines[1:]
-    if not body:
-        raise DataError("the file has a header but no facts", file=file)
-    counts = field_counts(body)
-    bad = counts != len(header)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    if rec.bad is not None:
         raise DataError(f"expected {len(header)} comma-separated fields (as in the header), "
-                        f"found {counts[i]}", file=file, line=int(lines[i]))
-    frame = pd.DataFrame(body, dtype=object)
-    pred = frame[pos["predicate"]].str.strip()
+                        f"found {rec.bad[1]}", file=file, line=rec.bad[0])
+    body = rec.drop_first()
+    lines = body.lines
+    if not len(body):
+        raise DataError("the file has a header but no facts", file=file, line=rec.first_line())
+    cols = [strings(c) for c in body.columns]  # Arrow-backed, stripped
+    del rec, body
+    pred = cols[pos["predicate"]]
     _first_bad(~pred.str.match(_NAME_RE).to_numpy(dtype=bool), lines, file,
                lambda i: f"predicate name {pred.iloc[i]!r} is not valid (letters, digits and _ only)")
     if "partition" in pos:
-        part = frame[pos["partition"]].str.strip().str.lower().replace("", "obs")
+        part = cols[pos["partition"]].str.lower().replace("", "obs")
         _first_bad(~part.isin(PARTITIONS).to_numpy(), lines, file,
                    lambda i: f"partition {part.iloc[i]!r} is not one of {', '.join(PARTITIONS)}")
     else:
-        part = pd.Series(["obs"] * len(frame), dtype=object)
-    values = frame[pos["value"]].str.strip().to_numpy(dtype=object) if "value" in pos else None
-    args = np.empty((len(frame), nargs), dtype=object)
-    for j, col in enumerate(pos["args"]):
-        args[:, j] = frame[col].str.strip().to_numpy(dtype=object)
-    filled = args != "" if nargs else np.zeros((len(frame), 0), dtype=bool)
+        part = pd.Series(np.full(len(lines), "obs", dtype=object), dtype="str")
+    values = cols[pos["value"]] if "value" in pos else None
+    args = [cols[c] for c in pos["args"]]
+    filled = np.column_stack([(a != "").to_numpy(dtype=bool) for a in args]) if nargs \
+        else np.zeros((len(lines), 0), dtype=bool)
     if nargs > 1:
         gap = ~filled[:, :-1] & filled[:, 1:]
         rows_with_gap = gap.any(axis=1)
         _first_bad(rows_with_gap, lines, file,
                    lambda i: f"arg{int(np.argmax(gap[i])) + 1} is empty but a later argument is not")
     arity = filled.sum(axis=1)
-    check_predicate_count(pred.nunique(), limits, file)
+    check_predicate_count(pred.nunique(), limits, file,
+                          lambda limit: int(lines[pred.drop_duplicates().index[limit]]))
     preds = _schema_for(pred, part, arity, lines, file, schema)
     parts: Parts = {}
-    groups = pd.DataFrame({"p": pred.to_numpy(), "q": part.to_numpy()}).groupby(["p", "q"], sort=False)
+    groups = pd.DataFrame({"p": pred.array, "q": part.array}).groupby(["p", "q"], sort=False)
     for (p_name, q), idx in groups.indices.items():
         k = preds[p_name].arity
-        add(parts, p_name, q, atom_frame([args[idx, j] for j in range(k)],
-                                        None if values is None else values[idx], file, lines[idx]))
+        add(parts, p_name, q, atom_frame([args[j].array.take(idx) for j in range(k)],
+                                        None if values is None else values.array.take(idx), file, lines[idx]))
     return build_dataset(list(preds.values()), parts, name, description)
 
 
@@ -146,7 +150,7 @@ def _schema_for(pred: pd.Series, part: pd.Series, arity: np.ndarray, lines: np.n
         _first_bad(expected != arity, lines, file,
                    lambda i: f"{pred.iloc[i]} has arity {expected[i]} but this row has {arity[i]} arguments")
         return dict(schema.predicates)
-    frame = pd.DataFrame({"p": pred.to_numpy(), "k": arity, "line": lines})
+    frame = pd.DataFrame({"p": pred.array, "k": arity, "line": lines})
     first = frame.groupby("p", sort=False).first()
     ref = frame["p"].map(first["k"]).to_numpy()
     _first_bad(ref != arity, lines, file,

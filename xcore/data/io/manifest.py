@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,26 @@ def parse_manifest(data: bytes, file: str, limits: Limits | None = None) -> Mani
                         f"{limits.max_manifest_bytes:,}", file=file)
     text = decode_text(data, file)
     doc = _parse_json(text, file) if suffix(file) == ".json" else _parse_yaml(text, file)
+    try:
+        return _manifest(doc, file)
+    except DataError as e:
+        if e.line is not None:
+            raise
+        raise DataError(e.problem, file=file, line=_locate(text, e.problem)) from None
+
+
+def _locate(text: str, problem: str) -> int:
+    """Line of the first quoted name of `problem` in the manifest text (1 if none is found)."""
+    for name in re.findall(r"'([^']+)'|\b([A-Za-z_][A-Za-z0-9_]*)\b", problem):
+        word = name[0] or name[1]
+        m = re.search(rf"^.*\b{re.escape(word)}\b", text, re.M) if len(word) > 2 else None
+        if m:
+            return text.count("\n", 0, m.start()) + 1
+    return 1
+
+
+def _manifest(doc: Any, file: str) -> Manifest:
+    """Check a parsed manifest document and build the `Manifest`."""
     if not isinstance(doc, dict):
         raise DataError("manifest must be a mapping with a 'predicates' entry", file=file)
     name = _opt_str(doc, "name", file)
@@ -83,9 +104,28 @@ def parse_manifest(data: bytes, file: str, limits: Limits | None = None) -> Mani
     return Manifest(name=name, description=description, predicates=preds, file=file)
 
 
+class _MergeKey(Exception):
+    """Raised by `_NoMergeLoader` at a ``<<`` merge key (carries its 1-based line)."""
+
+
+class _NoMergeLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses merge keys (``<<``): merging copies mappings, so a few
+    hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share)."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Refuse the mapping if it has a merge key, before anything is copied."""
+        for key, _ in node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                raise _MergeKey(key.start_mark.line + 1)
+        super().flatten_mapping(node)
+
+
 def _parse_yaml(text: str, file: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass
+    except _MergeKey as e:
+        raise DataError("YAML merge keys (<<) are not supported in manifests; write the entries out",
+                        file=file, line=e.args[0]) from None
     except yaml.MarkedYAMLError as e:
         line = e.problem_mark.line + 1 if e.problem_mark is not None else None
         raise DataError(f"not valid YAML: {e.problem or e}", file=file, line=line) from None

@@ -23,11 +23,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
 from xcore.data.io.files import FileSet, Source, decode_text, read_source, source_label, suffix, unique_names
-from xcore.data.io.limits import Limits
+from xcore.data.io.limits import DEFAULT_LIMITS, Limits
+from xcore.data.io.manifest import MAX_ARITY
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
 
@@ -45,6 +48,11 @@ _TOKEN = re.compile(rf"""\s*(?:(?P<q>{_QUOTED})|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]
     |(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
 _MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
 _MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
+# A directive runs into the next clause when, across a line break, a term ends and another starts
+# (``:- foo`` then ``p(a).``): Prolog would need an operator or a comma there.
+_RUN_ON = re.compile(r"[A-Za-z0-9_)\]'\"][ \t]*\n\s*(?:[A-Za-z0-9_'\"]|[:?!]-)")
+MAX_CLAUSE_CHARS = 65_536
+"""Longest clause (fact or directive) read, in characters; longer ones are refused unparsed."""
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
 
 
@@ -52,8 +60,14 @@ _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
 class PrologFacts:
     """Ground facts of one file grouped by (name, arity), plus types from mode declarations."""
 
-    atoms: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = field(default_factory=dict)
+    atoms: dict[tuple[str, int], list[tuple[list, np.ndarray]]] = field(default_factory=dict)
+    """Per (name, arity), blocks of atoms: argument columns and their 1-based lines."""
     modes: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+
+    def add_block(self, key: tuple[str, int], columns: list, lines: np.ndarray) -> None:
+        """Add atoms of one predicate as argument columns and lines."""
+        if len(lines):
+            self.atoms.setdefault(key, []).append((columns, np.asarray(lines, dtype=np.int64)))
 
 
 def load_prolog(source: Source, name: str | None = None, *,
@@ -74,7 +88,7 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
     if not any(f.atoms for _, _, f in parsed):
         raise DataError("no ground facts found", file=parsed[0][0] if parsed else name)
     names = _predicate_names(parsed)
-    check_predicate_count(len(names), limits, parsed[0][0])
+    check_predicate_count(len(names), limits, *_first_over_limit(parsed, names, limits))
     modes: dict[tuple[str, int], tuple[str, ...]] = {}
     open_keys: set[tuple[str, int]] = set()
     for _, role, facts in parsed:
@@ -90,23 +104,44 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
                                description=f"Prolog predicate {key[0]}/{key[1]}" if renamed else ""))
     parts: Parts = {}
     for file, role, facts in parsed:
-        for key, (rows, lines) in facts.atoms.items():
-            args = list(zip(*rows)) if key[1] else []
-            ln = np.asarray(lines, dtype=np.int64)
-            if role == "background":
-                add(parts, names[key], "obs", atom_frame(args, None, file, ln))
-            else:
-                add(parts, names[key], "targets", atom_frame(args, None, file, ln))
-                add(parts, names[key], "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
+        for key, blocks in facts.atoms.items():
+            for args, ln in blocks:
+                _add_atoms(parts, names[key], role, args, file, ln)
     return build_dataset(preds, parts, name)
+
+
+def _add_atoms(parts: Parts, pred: str, role: str, args: list, file: str, ln: np.ndarray) -> None:
+    """Atoms of one file as observations (background) or targets with truth 1/0 (.f/.n)."""
+    if role == "background":
+        add(parts, pred, "obs", atom_frame(args, None, file, ln))
+    else:
+        add(parts, pred, "targets", atom_frame(args, None, file, ln))
+        add(parts, pred, "truth", atom_frame(args, 1.0 if role == "positive" else 0.0, file, ln))
+
+
+def _first_over_limit(parsed: list[tuple[str, str, PrologFacts]], names: dict, limits: Limits | None
+                      ) -> tuple[str, int | None]:
+    """File and first line of the predicate past `Limits.max_predicates` (in file order)."""
+    limit = (limits or DEFAULT_LIMITS).max_predicates
+    if len(names) <= limit:
+        return parsed[0][0], None
+    seen: set = set()
+    for file, _, facts in parsed:
+        firsts = {key: min(int(ln[0]) for _, ln in blocks) for key, blocks in facts.atoms.items()}
+        for key, first in sorted(firsts.items(), key=lambda kv: kv[1]):
+            if key not in seen:
+                seen.add(key)
+                if len(seen) > limit:
+                    return file, first
+    return parsed[0][0], None
 
 
 def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[str, int], str]:
     """Final predicate name of each (name, arity), renaming arity clashes (see module doc)."""
     counts: Counter = Counter()
     for _, _, facts in parsed:
-        for key, (rows, _) in facts.atoms.items():
-            counts[key] += len(rows)
+        for key, blocks in facts.atoms.items():
+            counts[key] += sum(len(ln) for _, ln in blocks)
     by_name: dict[str, list[tuple[str, int]]] = {}
     for key in counts:
         by_name.setdefault(key[0], []).append(key)
@@ -126,12 +161,77 @@ def _predicate_names(parsed: list[tuple[str, str, PrologFacts]]) -> dict[tuple[s
 
 # ---------------------------------------------------------------------- parsing
 def parse_prolog(text: str, file: str) -> PrologFacts:
-    """Ground facts and mode types of a Prolog text; rules and variables raise DataError."""
+    """Ground facts and mode types of a Prolog text; rules and variables raise DataError.
+
+    Lines that are one simple fact (``name(a, 1, b).``: bare atoms and numbers, at most
+    `MAX_ARITY` of them) and follow a line ending in ``.`` are read columnar, all at once; every
+    other line goes through the clause scanner below, with the same errors and lines as before.
+    """
+    out = PrologFacts()
+    if "/*" not in text and len(text) > FAST_MIN_CHARS:
+        text = _fast_facts(text, out)
+    rows_by_key: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = {}
+    _scan_clauses(text, file, out, rows_by_key)
+    for key, (rows, lines) in rows_by_key.items():
+        out.add_block(key, [np.asarray(col, dtype=object) for col in zip(*rows)] if key[1] else [], lines)
+    return out
+
+
+FAST_MIN_CHARS = 0
+"""Texts shorter than this are scanned clause by clause only (0: the columnar path always runs,
+so the tests of small files exercise it too)."""
+_FAST_LINE = (r"^\s*(?P<name>[a-z][A-Za-z0-9_]*)\s*(?:(?P<open>\()(?P<args>[^()\[\]'\"%]*)\))?\s*\.\s*$")
+
+
+def _fast_facts(text: str, out: PrologFacts) -> str:
+    """Read the simple-fact lines of `text` into `out` columnar; the text with them blanked."""
+    from xcore.data.io.columnar import WHITESPACE
+
+    lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
+    parts = pc.extract_regex(lines, _FAST_LINE)
+    matched = parts.is_valid().to_numpy(zero_copy_only=False)
+    if not matched.any():
+        return text
+    name, opened, args = (parts.field(k) for k in ("name", "open", "args"))
+    split = pc.split_pattern(pc.if_else(parts.is_valid(), args, ""), ",")
+    arity = np.where(pc.equal(opened, "(").fill_null(False).to_numpy(zero_copy_only=False),
+                     pc.list_value_length(split).to_numpy(zero_copy_only=False), 0)
+    flat = pc.utf8_trim(split.flatten(), WHITESPACE)
+    simple = pc.match_substring_regex(flat, _SIMPLE_ARG.pattern).to_numpy(zero_copy_only=False)
+    offsets = split.offsets.to_numpy()
+    bad_args = np.add.reduceat(~simple, offsets[:-1])  # every list has an element (split of "" is [""])
+    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
+    stripped = pc.utf8_rtrim(lines, WHITESPACE)
+    blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
+    ends = pc.ends_with(stripped, ".").to_numpy(zero_copy_only=False)
+    nonblank = np.flatnonzero(~blank)
+    prev_ends = np.ones(len(lines), dtype=bool)
+    prev_ends[nonblank[1:]] = ends[nonblank[:-1]]
+    fast = matched & ((arity == 0) | (bad_args == 0)) & (arity <= MAX_ARITY) & prev_ends
+    if not fast.any():
+        return text
+    idx = np.flatnonzero(fast)
+    keys = pd.DataFrame({"n": name.take(pa.array(idx)).to_pandas(), "k": arity[idx]})
+    flat_starts = offsets[:-1]
+    for (n, k), rows in keys.groupby(["n", "k"], sort=False).indices.items():
+        at = idx[rows]
+        cols = [pa.chunked_array([flat.take(pa.array(flat_starts[at] + j))]).to_pandas().array
+                for j in range(int(k))]
+        out.add_block((str(n), int(k)), cols, at + 1)
+    rest = pc.if_else(pa.array(fast), "", lines)
+    return "\n".join(rest.to_pylist())
+
+
+def _scan_clauses(text: str, file: str, out: PrologFacts,
+                  rows_by_key: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]]) -> None:
+    """Scan `text` clause by clause: facts into `rows_by_key`, mode declarations into `out`."""
     try:
         text = _STRIP.sub(_strip_comment, text)
     except _Unterminated as e:
         raise DataError("unterminated /* comment", file=file, line=text.count("\n", 0, e.args[0]) + 1) from None
-    out = PrologFacts()
+    # without the trailing whitespace: finditer would retry the failing `\s*+` at every position of
+    # a whitespace run that ends the text (quadratic; blanked fact lines leave long runs)
+    text = text.rstrip()
     line, prev = 1, 0
     for m in _SCAN.finditer(text):
         start = m.start("c") if m["c"] is not None else m.start("bad")
@@ -140,16 +240,23 @@ def parse_prolog(text: str, file: str) -> PrologFacts:
         if m["bad"] is not None:
             raise DataError(_scan_problem(text, start), file=file, line=line)
         clause = m["c"]
+        if len(clause) > MAX_CLAUSE_CHARS:
+            raise DataError(f"clause of {len(clause):,} characters, above the limit of "
+                            f"{MAX_CLAUSE_CHARS:,}", file=file, line=line)
         if clause[:2] in (":-", "?-", "!-"):
+            run_on = _RUN_ON.search(clause)
+            if run_on:
+                raise DataError(f"directive {_short(clause[:run_on.start() + 1])!r} does not end with "
+                                f"'.' (it runs into line {line + clause.count(chr(10), 0, run_on.end())})",
+                                file=file, line=line)
             mode = _MODE.match(clause)
             if mode:
                 _record_mode(out, mode)
             continue
         name, args = _parse_fact(clause, file, line)
-        rows, lines = out.atoms.setdefault((name, len(args)), ([], []))
+        rows, lines = rows_by_key.setdefault((name, len(args)), ([], []))
         rows.append(args)
         lines.append(line)
-    return out
 
 
 def _scan_problem(text: str, start: int) -> str:
@@ -189,6 +296,7 @@ def _parse_fact(clause: str, file: str, line: int) -> tuple[str, tuple[str, ...]
     if fast:
         if fast[2] is None:
             return fast[1], ()
+        _check_arity(fast[2].count(",") + 1, clause, file, line)
         args = tuple(a.strip() for a in fast[2].split(","))
         if all(_SIMPLE_ARG.match(a) for a in args):
             return fast[1], args
@@ -239,6 +347,7 @@ def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, .
             if depth < 0:
                 raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
         if depth == 0 and (kind, text) == ("punct", ","):
+            _check_arity(len(args) + 2, body, file, line)
             args.append(_arg_text(current, body, file, line))
             current = []
         else:
@@ -247,6 +356,13 @@ def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, .
         raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
     args.append(_arg_text(current, body, file, line))
     return name, tuple(args)
+
+
+def _check_arity(n: int, clause: str, file: str, line: int) -> None:
+    """Refuse facts with more than `MAX_ARITY` arguments (as PSL folders and long CSVs do)."""
+    if n > MAX_ARITY:
+        raise DataError(f"{_short(clause)} has more than {MAX_ARITY} arguments; at most "
+                        f"{MAX_ARITY} are supported", file=file, line=line)
 
 
 def _arg_text(toks: list[tuple[str, str]], body: str, file: str, line: int) -> str:

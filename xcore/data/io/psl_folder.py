@@ -65,12 +65,12 @@ def psl_from_files(files: FileSet, name: str | None, default_name: str,
         if m is None:
             if stem(key).lower() in IGNORED_STEMS:
                 continue
-            raise DataError("file name is not <predicate>_<obs|targets|truth>.txt", file=key)
+            raise DataError("file name is not <predicate>_<obs|targets|truth>.txt", file=key, line=1)
         pred, part = m["pred"], m["part"]
         if pred not in preds:
-            raise DataError(f"predicate {pred!r} is not declared in the manifest", file=key)
+            raise DataError(f"predicate {pred!r} is not declared in the manifest", file=key, line=1)
         if (pred, part) in seen:
-            raise DataError(f"second file for {pred} {part} (the first is {seen[pred, part]})", file=key)
+            raise DataError(f"second file for {pred} {part} (the first is {seen[pred, part]})", file=key, line=1)
         seen[pred, part] = key
         add(parts, pred, part, read_psl_file(files[key], key, preds[pred]))
     return build_dataset(manifest.predicates, parts, name or manifest.name or default_name,

@@ -17,10 +17,13 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (Source, decode_text, field_counts, read_source, sanitize_name, split_records,
+from xcore.data.io.columnar import read_records, strings
+from xcore.data.io.files import (Source, first_record, head_lines, read_source, sanitize_name,
                                  stem, unique_names)
 from xcore.data.io.limits import Limits
 from xcore.data.schema import Predicate
@@ -46,34 +49,34 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
                        sep: str | None = None, header: bool = True,
                        missing: Sequence[str] = MISSING, limits: Limits | None = None) -> RelationalDataset:
     """Parse table bytes into a dataset with `tabular`, `label` and the relational view."""
-    text = decode_text(data, file)
-    sep = sep or _guess_separator(text)
-    rows, lines = split_records(text, file, sep, quoted=True)
-    check_predicate_count(len(rows[0]), limits, file)
+    if sep is None:
+        first = head_lines(data)
+        sep = _guess_separator(first[0] if first else "")
+    rec = read_records(data, file, sep)
+    if not rec.width:
+        first_record([], rec.lines, file)
+    check_predicate_count(rec.width, limits, file, rec.first_line())
     if header:
-        original = [h.strip() for h in rows[0]]
-        rows, lines = rows[1:], lines[1:]
+        original = rec.row(0)
         dup = pd.Series(original)[pd.Series(original).duplicated()]
         if len(dup):
             raise DataError(f"column name {dup.iloc[0]!r} appears twice in the header "
-                            f"(does the file have a header row?)", file=file, line=1)
+                            f"(does the file have a header row?)", file=file, line=rec.first_line())
     else:
-        original = [f"col{j + 1}" for j in range(len(rows[0]))]
+        original = [f"col{j + 1}" for j in range(rec.width)]
     if len(original) < 2:
         raise DataError(f"a table needs at least two columns (features and a label); is the "
-                        f"separator {sep!r} right?", file=file, line=1)
-    if not rows:
-        raise DataError("the table has a header but no rows", file=file)
-    counts = field_counts(rows)
-    bad = counts != len(original)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"expected {len(original)} fields (as in the header), found {counts[i]}",
-                        file=file, line=int(lines[i]))
+                        f"separator {sep!r} right?", file=file, line=rec.first_line())
+    if rec.bad is not None:
+        raise DataError(f"expected {len(original)} fields (as in the header), found {rec.bad[1]}",
+                        file=file, line=rec.bad[0])
+    body = rec.drop_first() if header else rec
+    lines = body.lines
+    if not len(body):
+        raise DataError("the table has a header but no rows", file=file, line=int(rec.first_line()))
     cols = unique_names(sanitize_name(c, "c") for c in original)
-    raw = pd.DataFrame(rows, columns=cols, dtype=object)
-    for c in cols:
-        raw[c] = raw[c].str.strip()
+    raw = pd.DataFrame({c: strings(col) for c, col in zip(cols, body.columns)})  # stripped, Arrow-backed
+    del rec, body
     is_missing = raw.isin(list(missing)).to_numpy()
     target = _label_column(label, original, cols, file)
     table = _clean_table(raw, is_missing)
@@ -81,8 +84,8 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     return build_dataset(preds, parts, name, tabular=table, label=target)
 
 
-def _guess_separator(text: str) -> str:
-    first = text.lstrip().split("\n", 1)[0]
+def _guess_separator(first: str) -> str:
+    """Comma, semicolon or tab: whichever the first non-blank line has most of (comma if none)."""
     counts = {s: first.count(s) for s in (",", ";", "\t")}
     best = max(counts, key=lambda s: counts[s])
     return best if counts[best] else ","
@@ -102,12 +105,22 @@ def _clean_table(raw: pd.DataFrame, is_missing: np.ndarray) -> pd.DataFrame:
     for j, c in enumerate(raw.columns):
         col = raw[c].mask(is_missing[:, j])
         present = ~is_missing[:, j]
-        out[c] = col.astype(object)
+        out[c] = _shared_objects(col)
         if present.any() and _is_number(col[present].iloc[0]):
             num = pd.to_numeric(col, errors="coerce")
             if np.isfinite(num.to_numpy(dtype="float64")[present]).all():
                 out[c] = num
     return pd.DataFrame(out)
+
+
+def _shared_objects(col: pd.Series) -> pd.Series:
+    """An object column in which equal strings are one Python object (NaN stays NaN).
+
+    A table column has few distinct values; a string per cell would take ~60 bytes a cell.
+    """
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    values = np.append(np.asarray(uniques, dtype=object), np.nan)
+    return pd.Series(values[codes], index=col.index, dtype=object)
 
 
 def _is_number(text: str) -> bool:
@@ -120,7 +133,9 @@ def _is_number(text: str) -> bool:
 
 def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[str], cols: list[str],
                      target: str, file: str, lines: np.ndarray) -> tuple[list[Predicate], Parts]:
-    rows = np.char.add("r", np.arange(1, len(raw) + 1).astype(str)).astype(object)
+    numbers = pc.cast(pa.array(np.arange(1, len(raw) + 1)), pa.large_string())
+    rows = pa.chunked_array([pc.binary_join_element_wise(pa.scalar("r", pa.large_string()), numbers,
+                                                         pa.scalar("", pa.large_string()))]).to_pandas().array
     preds: list[Predicate] = []
     parts: Parts = {}
     for j, c in enumerate(cols):
@@ -130,12 +145,15 @@ def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[s
                                template=f"{{0}} has {label} {{1}}",
                                description=f"column {original[j]!r}" + (" (label)" if is_label else "")))
         keep = ~is_missing[:, j]
-        args = [rows[keep], raw[c].to_numpy(dtype=object)[keep]]
-        if is_label:
-            add(parts, c, "targets", atom_frame(args, None, file, lines[keep]))
-            add(parts, c, "truth", atom_frame(args, 1.0, file, lines[keep]))
+        if keep.all():  # share the row ids and line numbers between predicates (no copies)
+            args, at = [rows, raw[c].array], lines
         else:
-            add(parts, c, "obs", atom_frame(args, None, file, lines[keep]))
+            args, at = [rows[keep], raw[c].array[keep]], lines[keep]
+        if is_label:
+            add(parts, c, "targets", atom_frame(args, None, file, at))
+            add(parts, c, "truth", atom_frame(args, 1.0, file, at))
+        else:
+            add(parts, c, "obs", atom_frame(args, None, file, at))
     return preds, parts
 
 

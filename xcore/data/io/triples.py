@@ -19,9 +19,10 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (FileSet, Source, decode_text, field_counts, read_source,
-                                 sanitize_name, source_label, split_records, stem, suffix, unique_names)
-from xcore.data.io.limits import Limits
+from xcore.data.io.columnar import read_records, strings
+from xcore.data.io.files import (FileSet, Source, head_lines, read_source,
+                                 sanitize_name, source_label, stem, suffix, unique_names)
+from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.writers import check_constants, write_lines
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
@@ -41,11 +42,9 @@ def load_triples(source: Source, name: str | None = None, *, roles: Mapping[str,
 
 
 def looks_like_triples(data: bytes) -> bool:
-    """Whether the first non-blank line of a text has exactly three tab-separated fields."""
-    for line in data[:65536].split(b"\n"):
-        if line.strip():
-            return len(line.rstrip(b"\r").split(b"\t")) == 3
-    return False
+    """Whether the first non-blank line of a text (as the parser sees it) has three tab-separated fields."""
+    first = head_lines(data)
+    return bool(first) and len(first[0].split("\t")) == 3
 
 
 def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | None = None,
@@ -64,14 +63,23 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
     if not chunks:
         raise DataError("no triples files found", file=name)
     relations = sorted(set().union(*(set(pd.unique(c[3])) for c in chunks)))
-    check_predicate_count(len(relations), limits, chunks[0][0])
+    if len(relations) > (limits or DEFAULT_LIMITS).max_predicates:
+        file, line = _first_over_limit(chunks, (limits or DEFAULT_LIMITS).max_predicates)
+        check_predicate_count(len(relations), limits, file, line)
     pred_names = dict(zip(relations, unique_names(sanitize_name(r, "r") for r in relations)))
     with_targets = set().union(*(set(pd.unique(c[3])) for c in chunks if c[1] == "targets"))
     preds = [Predicate(pred_names[r], 2, ("entity", "entity"), closed=r not in with_targets,
                        description=r) for r in relations]
     parts: Parts = {}
-    for file, role, head, rel, tail, lines in chunks:
-        for r, idx in pd.Series(rel).groupby(rel, sort=False).indices.items():
+    while chunks:  # each file's columns are dropped once its atoms are grouped (memory)
+        file, role, head, rel, tail, lines = chunks.pop(0)
+        codes, uniques = pd.factorize(rel, sort=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(uniques)))))
+        head, tail, lines = head.array.take(order), tail.array.take(order), lines[order]
+        del codes, order, rel
+        for k, r in enumerate(uniques):
+            idx = slice(int(bounds[k]), int(bounds[k + 1]))
             args = [head[idx], tail[idx]]
             if role == "obs":
                 add(parts, pred_names[r], "obs", atom_frame(args, None, file, lines[idx]))
@@ -81,22 +89,35 @@ def triples_from_files(files: FileSet, name: str, roles: Mapping[str, str] | Non
     return build_dataset(preds, parts, name)
 
 
+def _first_over_limit(chunks: list, limit: int) -> tuple[str, int]:
+    """File and line where the relation after the first `limit` distinct ones first appears."""
+    seen: set = set()
+    for file, _, _, rel, _, lines in chunks:
+        firsts = rel.drop_duplicates()
+        for i, r in zip(firsts.index, firsts):
+            if r not in seen:
+                seen.add(r)
+                if len(seen) > limit:
+                    return file, int(lines[i])
+    return chunks[0][0], 1
+
+
 def read_triples_file(data: bytes, file: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Heads, relations, tails (stripped strings) and 1-based line numbers of a triples file."""
-    rows, lines = split_records(decode_text(data, file), file, "\t", quoted=False)
-    counts = field_counts(rows)
-    bad = counts != 3
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"expected head<TAB>relation<TAB>tail (3 fields), found {counts[i]} field(s)",
-                        file=file, line=int(lines[i]))
-    frame = pd.DataFrame(rows, dtype=object)
-    head, rel, tail = (frame[j].str.strip().to_numpy(dtype=object) for j in range(3))
-    empty = rel == ""
+    """Heads, relations, tails (stripped strings) and 1-based line numbers of a triples file.
+
+    Read columnar (`read_records`); the columns are Arrow-backed ``str`` Series.
+    """
+    rec = read_records(data, file, "\t")
+    if rec.width != 3 or rec.bad is not None:
+        line, found = (int(rec.lines[0]), rec.width) if rec.width != 3 else rec.bad  # type: ignore[misc]
+        raise DataError(f"expected head<TAB>relation<TAB>tail (3 fields), found {found} field(s)",
+                        file=file, line=line)
+    head, rel, tail = (strings(c) for c in rec.columns)
+    empty = (rel == "").to_numpy(dtype=bool)
     if empty.any():
         i = int(np.flatnonzero(empty)[0])
-        raise DataError("empty relation", file=file, line=int(lines[i]))
-    return head, rel, tail, lines
+        raise DataError("empty relation", file=file, line=int(rec.lines[i]))
+    return head, rel, tail, rec.lines
 
 
 def write_triples(ds: RelationalDataset, path: str | os.PathLike) -> Path:

@@ -1,0 +1,199 @@
+"""Columnar reading of delimited text with pyarrow.csv: records, 1-based line numbers, no per-row Python.
+
+`read_records` is the one reader of delimited files (triples, long CSV, tables; PSL files later):
+it checks the bytes like `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
+file), skips blank records exactly as `split_records` does (lines that are empty, whitespace
+only, or whose every field is blank), and returns string columns plus each record's line.
+Text without a double quote is read unquoted by pyarrow (fields never span lines, so line
+numbers follow from the positions of the line breaks); quoted CSV goes through `split_records`
+(Python's csv module, whose strict quoting rules and line numbers for multi-line fields the
+loaders keep). Errors of the foreign reader become `DataError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from xcore.data.io.files import decode_text, field_counts, split_records
+from xcore.errors import DataError
+
+WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+"""The characters Python's `str.strip` removes: fields are stripped of exactly these (Arrow's own
+whitespace class also holds U+FEFF, which Python keeps)."""
+BLOCK_BYTES = 1 << 22
+"""pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result."""
+
+
+POOL = pa.default_memory_pool()
+"""Arrow memory pool of the reader: the same pool as pandas' Arrow-backed strings, so the
+reader's freed blocks are reused by the steps after it instead of adding to the peak."""
+
+
+@dataclass
+class Records:
+    """Non-blank records of a delimited file as string columns (all the width of the first)."""
+
+    columns: list[pa.ChunkedArray]
+    """One string column per field position, with surrounding whitespace stripped."""
+    lines: np.ndarray
+    """1-based line of each record (int64)."""
+    bad: tuple[int, int] | None = None
+    """(line, field count) of the first record whose width differs from the first's, if any."""
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @property
+    def width(self) -> int:
+        return len(self.columns)
+
+    def row(self, i: int) -> list[str]:
+        """Record `i` as a list of strings (for headers)."""
+        return [str(c[i].as_py()) for c in self.columns]
+
+    def drop_first(self) -> "Records":
+        """The records without the first (the header)."""
+        return Records([c.slice(1) for c in self.columns], self.lines[1:], self.bad)
+
+    def first_line(self) -> int:
+        """Line of the first record (1 when there is none)."""
+        return int(self.lines[0]) if len(self.lines) else 1
+
+
+def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Series:
+    """A string column as a pandas ``str`` Series backed by the Arrow buffers (no Python strings).
+
+    That is the dtype dataset tables have anyway; going through numpy object arrays would create
+    one Python string per cell (about 60 bytes each) and convert them back.
+    """
+    if strip:
+        column = pc.utf8_trim(column, WHITESPACE)
+    out = column.to_pandas()
+    return out if out.dtype == "str" else out.astype("str")
+
+
+def read_records(data: bytes, file: str, sep: str) -> Records:
+    """The non-blank records of delimited text (see the module docstring)."""
+    text_check = decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
+    if '"' in text_check or text_check.startswith("\ufeff"):  # pyarrow would drop a second BOM
+        rows, lines = split_records(text_check, file, sep, quoted=True)
+        del text_check
+        return _from_rows(rows, lines)
+    del text_check
+    return _read_unquoted(_normalised(data), file, sep)
+
+
+def _normalised(data: bytes) -> bytes:
+    """Bytes without BOM and with ``\\n`` line breaks only (as `decode_text` normalises)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
+
+
+def _line_numbers(data: bytes) -> np.ndarray:
+    """1-based numbers of the non-empty lines (what pyarrow reads with ignore_empty_lines)."""
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    lengths = np.diff(breaks, prepend=-1) - 1  # line k ends at breaks[k]
+    lines = np.flatnonzero(lengths > 0) + 1
+    if not len(data) or data[-1:] != b"\n":  # a last line without its line break
+        lines = np.append(lines, len(breaks) + 1)
+    return lines.astype(np.int64)
+
+
+# Whitespace a field could start or end with (ASCII, the C1/Latin-1 ones and the leading bytes of
+# the other Unicode spaces, U+1680, U+2000-U+205F, U+3000): without any, nothing needs stripping.
+def _space(sep: str) -> re.Pattern[bytes]:
+    """Bytes that may be whitespace inside a field of text separated by `sep`."""
+    tab = b"" if sep == "\t" else b"\\t"
+    return re.compile(rb"[ " + tab + rb"\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80|"
+                      rb"\xe2\x81\x9f|\xe3\x80\x80")
+
+
+def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
+    nonempty = _line_numbers(data)
+    header, header_line = _first_record(data, sep)
+    if header is None:
+        return Records([], np.zeros(0, np.int64), None)
+    width = len(header)
+    names = [f"f{j}" for j in range(width)]
+    skipped: list[int] = []
+    bad: list[tuple[int, int]] = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        """Blank lines are skipped (as `split_records` does); the first other bad row stops."""
+        line = int(nonempty[row.number - 1]) if row.number else 0
+        if not row.text.strip():
+            skipped.append(row.number - 1)
+            return "skip"
+        bad.append((line, int(row.actual_columns)))
+        return "error"
+
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=BLOCK_BYTES),
+            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
+                                             newlines_in_values=False, ignore_empty_lines=True,
+                                             invalid_row_handler=on_invalid),
+            convert_options=pacsv.ConvertOptions(column_types={n: pa.large_string() for n in names},
+                                                 strings_can_be_null=False, check_utf8=False),
+            memory_pool=POOL)
+    except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
+        if bad:  # the first record and the first bad one: what the loaders report
+            return Records([pa.chunked_array([[f.strip()]], pa.string()) for f in header],
+                           np.array([header_line]), bad[0])
+        raise DataError(f"cannot read the file ({type(e).__name__}: {_short(str(e))})", file=file) from None
+    lines = np.delete(nonempty, skipped) if skipped else nonempty
+    columns = [table.column(j) for j in range(width)]
+    del table
+    if _space(sep).search(data):
+        columns = [pc.utf8_trim(c, WHITESPACE, memory_pool=POOL) for c in columns]
+    blank = None
+    for col in columns:
+        b = pc.equal(col, "", memory_pool=POOL)
+        blank = b if blank is None else pc.and_(blank, b, memory_pool=POOL)
+    if blank is not None and pc.any(blank).as_py():
+        keep = pc.invert(blank)
+        columns = [c.filter(keep) for c in columns]
+        lines = lines[keep.to_numpy(zero_copy_only=False)]
+    return Records(columns, lines, None)
+
+
+def _first_record(data: bytes, sep: str) -> tuple[list[str] | None, int]:
+    """The fields and line of the first record with a non-blank field (None if there is none)."""
+    m = re.compile(rb"[^\s" + re.escape(sep.encode()) + rb"]").search(data)
+    if m is None:
+        return None, 0
+    start = data.rfind(b"\n", 0, m.start()) + 1
+    end = data.find(b"\n", m.start())
+    end = len(data) if end < 0 else end
+    return data[start:end].decode("utf-8", "replace").split(sep), data.count(b"\n", 0, start) + 1
+
+
+def _from_rows(rows: list[list[str]], lines: np.ndarray) -> Records:
+    """Records from `split_records` output (the quoted-CSV path)."""
+    if not rows:
+        return Records([], lines, None)
+    width = len(rows[0])
+    counts = field_counts(rows)
+    wrong = np.flatnonzero(counts != width)
+    bad = (int(lines[wrong[0]]), int(counts[wrong[0]])) if len(wrong) else None
+    if bad is not None:
+        rows, lines = rows[:wrong[0]], lines[:wrong[0]]
+    columns = [pa.chunked_array([pa.array([r[j].strip() for r in rows], pa.string())]) for j in range(width)]
+    return Records(columns, lines, bad)
+
+
+def _short(text: str, n: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
