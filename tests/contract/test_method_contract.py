@@ -16,7 +16,9 @@ from xcore.methods import PREDICTION_COLUMNS, REGISTRY, Estimator, Run, RunCache
 
 METHODS = list(REGISTRY)
 QUICK = {"esms": {"iterations": 4, "rules_per_model": 5}, "mln": {"T": 3, "n_samples": 300, "burn_in": 50},
-         "plkb": {"explain_rows": 10}}
+         "plkb": {"explain_rows": 10},
+         "drm": {"max_draws": 200, "folds": 2, "hidden": [[16]], "learning_rates": [0.01], "max_epochs": 30,
+                 "explain_rows": 4}}
 """Smaller settings so the suite stays fast; every other field is the method's default for its sample."""
 
 pytestmark = pytest.mark.xdist_group("contract")
@@ -147,7 +149,7 @@ def test_bad_bundles_are_xcore_errors():
 
 @pytest.mark.parametrize("key", METHODS)
 def test_inapplicable_data_is_an_xcore_error_with_the_reason(key):
-    other = {"esms": "friends_smokers", "mln": "titanic_like", "plkb": "friends_smokers"}[key]
+    other = {"esms": "friends_smokers", "mln": "titanic_like", "plkb": "friends_smokers", "drm": "titanic_like"}[key]
     ds = load_sample(other)
     reason = REGISTRY[key].applicable(ds)
     assert reason
