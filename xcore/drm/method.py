@@ -242,9 +242,10 @@ class FidelityExplainer(Explainer):
             report((n + 1) / max(len(wanted), 1), f"explained {target}")
         return self.finish(ExplanationSet(exps, method=self.name, meta={"hamming": model.settings.hamming}))
 
-    def one(self, model: DRMEstimator, target: str, loc: LocalExplanation) -> Explanation:
-        """The explanation of one instance from its `LocalExplanation`."""
-        t, rel = model.problem_.target, model.relevance_
+    def one(self, model: DRMEstimator, target: str, loc: LocalExplanation,
+            relevance: Relevance | None = None) -> Explanation:
+        """The explanation of one instance from its `LocalExplanation` (relevance labels from `relevance`)."""
+        t, rel = model.problem_.target, relevance or model.relevance_
         order = list(range(len(loc.clauses)))
         if loc.chosen >= 0:
             order.remove(loc.chosen)
