@@ -82,8 +82,10 @@ def beam_search(A: np.ndarray, positive: np.ndarray, active: np.ndarray, interva
 
     `A` is the neighbours x features 0/1 matrix restricted to `active` (global feature indices).
     Each level extends every beam member by one feature; the beam keeps the `beam` best distinct
-    sets by fidelity, then relevance, then feature order. The search stops when a level does not
-    improve the best fidelity. Returned: every evaluated clause with the maximal fidelity (at most
+    sets by fidelity, then relevance, then feature order. Levels continue up to `max_len` features
+    (fidelity is not monotone in length: two features can together exclude negatives that each alone
+    cannot exclude without losing positives) and stop early once fidelity 1 is reached and a level
+    adds nothing. Returned: every evaluated clause with the maximal fidelity (at most
     `max_clauses`), ordered by <fidelity, relevance> then length and feature order.
     """
     A = A.astype(bool)
@@ -117,7 +119,7 @@ def beam_search(A: np.ndarray, positive: np.ndarray, active: np.ndarray, interva
         found = {k: f for k, f in found.items() if f >= best - 1e-12}
         order = sorted(cands, key=lambda k: (-cands[k][0], tuple(-x for x in _rel_key(k, active, intervals)), k))
         states = [(k, cands[k][1]) for k in order[:beam]]
-        if not improved:
+        if not improved and best >= 1.0 - 1e-12:
             break
     out = []
     for key, f in found.items():
@@ -127,7 +129,7 @@ def beam_search(A: np.ndarray, positive: np.ndarray, active: np.ndarray, interva
     return out[:max_clauses]
 
 
-def _rel_key(key: tuple[int, ...], active: np.ndarray, intervals: list[Interval | None]) -> tuple[int, int]:
+def _rel_key(key: tuple[int, ...], active: np.ndarray, intervals: list[Interval | None]) -> tuple[int, ...]:
     return rank_key(clause_relevance(tuple(int(active[j]) for j in key), intervals))
 
 

@@ -75,11 +75,13 @@ def better(t: list[Interval], s: list[Interval]) -> bool:
     return leq(s, t) and not leq(t, s)
 
 
-def rank_key(s: list[Interval]) -> tuple[int, int]:
-    """A total order extending Definition 31 (larger is more relevant): best upper-sum, then best low end."""
+def rank_key(s: list[Interval]) -> tuple[int, int, int]:
+    """A total order extending Definition 31 (larger is more relevant): best interval sum, best low end,
+    then narrower intervals (the paper's "good structuring" narrows intervals; Definition 31 alone
+    ties {[r1,r2],[r2,r2]} with {[r1,r1],[r2,r2]})."""
     if not s:
-        return (-1, -1)
-    return (max(a + b for a, b in s), max(a for a, _ in s))
+        return (-1, -1, 0)
+    return (max(a + b for a, b in s), max(a for a, _ in s), -sum(b - a for a, b in s))
 
 
 def shipped_levels() -> dict[str, str]:
