@@ -8,11 +8,13 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from pages.common import get_dataset, guarded
+from pages.common import get_dataset, guarded, set_dataset
 from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
                               run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
-from xcore.drm.method import FidelityExplainer, DRMSettings, default_settings
+from xcore.drm.method import DRMSettings, FidelityExplainer, default_settings
+from xcore.drm.mutagenesis import load_mutagenesis
+from xcore.drm.trains import generate_trains
 from xcore.drm.problem import build_problem
 from xcore.drm.relevance import parse_relevance
 from xcore.methods import Run
@@ -145,6 +147,25 @@ st.title("Deep relational machine")
 st.caption("Srinivasan, Vig & Bain, *Logical Explanations for Deep Relational Machines Using Relevance "
            "Information*: random first-order features from a mode language, a neural network on them, and "
            "local logical explanations chosen by fidelity, then relevance.")
+def other_data() -> None:
+    """Bundled Mutagenesis 188 (with its folds) and random trains with a planted rule."""
+    with st.expander("Other data: Mutagenesis 188 (bundled) or random trains with a hidden rule"):
+        c = st.columns(3)
+        if c[0].button("Load Mutagenesis 188", key="drm_load_mut"):
+            ds = guarded(load_mutagenesis)
+            if ds is not None:
+                set_dataset(ds, "sample: Mutagenesis 188")
+                st.rerun()
+        n = c[1].number_input("Random trains", 10, 2000, 100, step=10, key="drm_gen_n")
+        seed = c[2].number_input("Generator seed", 0, 10_000, 0, key="drm_gen_seed")
+        if st.button("Generate trains (eastbound :- has_car(A,B), short(B), closed(B))", key="drm_generate"):
+            ds = guarded(generate_trains, int(n), int(seed))
+            if ds is not None:
+                set_dataset(ds, f"generated: {ds.name}")
+                st.rerun()
+
+
+other_data()
 ds = applicability_gate(METHOD, get_dataset())
 st.caption(f"Data: **{ds.name}**")
 settings = settings_form(ds)

@@ -54,3 +54,14 @@ def test_bad_modes_are_an_error_in_words():
     at.text_area(key="drm_modes").set_value(":- modeb(1,nosuch(+car)).").run()
     click(at, "drm_train")
     assert errors(at) and "nosuch" in " ".join(errors(at))
+
+
+def test_generate_random_trains_and_load_mutagenesis():
+    at = page("drm", load_sample("trains_michalski10"))
+    at.number_input(key="drm_gen_n").set_value(40).run()
+    click(at, "drm_generate")
+    assert at.session_state["dataset"].name.startswith("random trains (n=40")
+    assert not errors(at)
+    click(at, "drm_load_mut")
+    assert at.session_state["dataset"].name == "Mutagenesis 188"
+    assert not errors(at) and any("Mutagenesis 188" in c for c in captions(at))

@@ -45,6 +45,8 @@ class DRMSettings(Settings):
     modes: str = Field("", description="Aleph mode directives; empty: derived from the data")
     relevance: str = Field("", description="relevance levels, least relevant first ('label: pred, pred')")
     folds: int = Field(10, ge=2, le=50)
+    fold_predicate: str = Field("", description=(
+        "a binary predicate (example, fold) giving the folds, left out of the background; empty: seeded folds"))
     hidden: tuple[tuple[int, ...], ...] = ((32,), (64, 32))
     learning_rates: tuple[float, ...] = (0.01, 0.003)
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
@@ -86,8 +88,9 @@ def default_settings(dataset: RelationalDataset) -> DRMSettings:
     (under 50 examples, such as the ten trains) the radius widens until 4 neighbours are found."""
     target = target_predicate(dataset)
     n = len(dataset.truth(target)) if target else 0
-    return DRMSettings(relevance=default_relevance({p.name for p in dataset.predicates}),
-                       min_neighbours=4 if n < 50 else 0)
+    names = {p.name for p in dataset.predicates}
+    return DRMSettings(relevance=default_relevance(names), min_neighbours=4 if n < 50 else 0,
+                       fold_predicate="cv_fold" if "cv_fold" in names else "")
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -99,6 +102,22 @@ def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
         idx = rng.permutation(np.flatnonzero(y == c))
         folds[idx] = np.arange(len(idx)) % k
     return folds
+
+
+def _folds_from(data: RelationalDataset, name: str, problem: Problem) -> np.ndarray:
+    """Fold ids 0..k-1 of each example from a (example, fold) predicate."""
+    try:
+        table = data.observations(name)
+    except XcoreError:
+        raise XcoreError(f"fold_predicate {name!r} is not a predicate of {data.name!r}") from None
+    if data.predicate(name).arity != 2:
+        raise XcoreError(f"fold_predicate {name!r} must be binary: (example, fold)")
+    of = dict(zip(table["a0"].astype(str), table["a1"].astype(str)))
+    missing = [e for e in problem.examples if e not in of]
+    if missing:
+        raise XcoreError(f"{len(missing)} examples have no fold in {name} (e.g. {missing[0]})")
+    ids = pd.factorize(pd.Series([of[e] for e in problem.examples]), sort=True)[0]
+    return ids.astype(np.int64)
 
 
 class DRMEstimator(Estimator):
@@ -114,7 +133,10 @@ class DRMEstimator(Estimator):
         s = self.settings
         progress = progress or null_progress
         t0 = time.perf_counter()
-        problem = build_problem(data, s.modes)
+        exclude = (s.fold_predicate,) if s.fold_predicate else ()
+        problem = build_problem(data, s.modes, exclude)
+        if folds is None and s.fold_predicate:
+            folds = _folds_from(data, s.fold_predicate, problem)
         depth = s.depth or (problem.language.depth if s.modes.strip() else 2)
         key = (data.fingerprint(), problem.language.text())
         feats, X = features_and_matrix(problem, key, s.max_draws, s.seed, s.max_literals, depth,

@@ -74,8 +74,9 @@ class Problem:
         return int(hits[0])
 
 
-def build_problem(ds: RelationalDataset, modes: str = "") -> Problem:
-    """The ILP task of `ds`: modes parsed from `modes` (Aleph directives) or derived from the data."""
+def build_problem(ds: RelationalDataset, modes: str = "", exclude: tuple[str, ...] = ()) -> Problem:
+    """The ILP task of `ds`: modes parsed from `modes` (Aleph directives) or derived from the data;
+    predicates in `exclude` (such as a fold assignment) are not background knowledge."""
     reason = applicable(ds)
     if reason:
         raise DataError(reason, file=ds.name)
@@ -85,14 +86,14 @@ def build_problem(ds: RelationalDataset, modes: str = "") -> Problem:
     examples = truth["a0"].astype(str).to_numpy(dtype=object)
     labels = (truth["value"].to_numpy(dtype=float) >= 0.5).astype(np.int64)
     raw = {p.name: ds.observations(p.name)[p.columns].astype(str).to_numpy(dtype=object)
-           for p in ds.predicates if p.closed and p.arity >= 1 and p.name != target}
+           for p in ds.predicates if p.closed and p.arity >= 1 and p.name != target and p.name not in exclude}
     chunks = [examples] + [t.ravel() for t in raw.values() if t.size]
     vocab = np.asarray(pd.unique(np.concatenate(chunks)), dtype=object)
     index = pd.Index(vocab)
     tables = {name: index.get_indexer(t.ravel()).reshape(t.shape).astype(np.int64) if t.size
               else np.zeros((0, t.shape[1] if t.ndim == 2 else 0), dtype=np.int64) for name, t in raw.items()}
-    arities = {p.name: p.arity for p in ds.predicates}
-    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target)
+    arities = {p.name: p.arity for p in ds.predicates if p.name not in exclude}
+    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
     if not language.modeh:
         language.modeh.append(Mode(1, target, (ModeArg("+", ds.predicate(target).types[0]),), head=True))
     _check_language(language, arities, target)
@@ -116,20 +117,23 @@ def table_name(problem: Problem, mode: Mode) -> str:
     return f"{mode.predicate}_{mode.arity}"
 
 
-def derive_language(ds: RelationalDataset, target: str) -> ModeLanguage:
+def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...] = ()) -> ModeLanguage:
     """Modes derived from the data's argument types, as an Aleph user would write them.
 
     Starting from the target's type, a type reached through a predicate is an *object* type (a
     ``-`` output, recall ``*``) when each of its constants there belongs to one object only
-    (cars belong to one train); other arguments and numbers are ``#`` constants, with recall 1
+    (cars belong to one train). An argument of an object type is an input ``+`` when most of its
+    constants are objects an earlier predicate introduced (bonds join atoms), else an output of
+    the predicate's own objects (nitro groups are not benzene rings); other arguments and numbers are ``#`` constants, with recall 1
     when the inputs determine them for at least 95% of input values (each car has one shape; one
     of the 30 trains cars has two loads) and ``*`` otherwise. Predicates whose
     types never connect to the target (``car/1`` type declarations) get no mode.
     """
     head_type = ds.predicate(target).types[0]
     objects = {head_type}
+    members: dict[str, set[str]] = {head_type: set(ds.truth(target)["a0"].astype(str))}
     modes: dict[str, Mode] = {}
-    order = [p for p in ds.predicates if p.closed and p.name != target and p.arity >= 1]
+    order = [p for p in ds.predicates if p.closed and p.name != target and p.arity >= 1 and p.name not in exclude]
     changed = True
     while changed:
         changed = False
@@ -144,8 +148,10 @@ def derive_language(ds: RelationalDataset, target: str) -> ModeLanguage:
             first = inputs[0]
             roles: list[str] = []
             for i, t in enumerate(types):
-                if t in objects:
+                if t in objects and (i == first or _mostly_known(obs[f"a{i}"], members.get(t))):
                     roles.append("+")
+                elif t in objects and _is_owned(obs, i, first):
+                    roles.append("-")  # its own objects of a known type (nitro groups are not benzene rings)
                 elif not obs[f"a{i}"].str.match(NUMERIC).all() and _is_owned(obs, i, first):
                     roles.append("-")
                 else:
@@ -159,12 +165,19 @@ def derive_language(ds: RelationalDataset, target: str) -> ModeLanguage:
                 recall = 1 if (counts > 1).mean() <= 0.05 else None
             modes[p.name] = Mode(recall, p.name, tuple(ModeArg(r, t) for r, t in zip(roles, types)))
             for i in outs:
+                members.setdefault(types[i], set()).update(obs[f"a{i}"])
                 if types[i] not in objects:
                     objects.add(types[i])
                     changed = True
     lang = ModeLanguage(modeh=[Mode(1, target, (ModeArg("+", head_type),), head=True)])
     lang.modeb = [modes[p.name] for p in order if p.name in modes]
     return lang
+
+
+def _mostly_known(column: pd.Series, known: set[str] | None) -> bool:
+    """Whether at least half of a column's constants are objects an earlier predicate introduced."""
+    values = set(column)
+    return bool(known) and len(values & known) >= len(values) / 2
 
 
 def _is_owned(obs: pd.DataFrame, i: int, owner: int) -> bool:
