@@ -77,7 +77,7 @@ def clause_relevance(feats: tuple[int, ...], intervals: list[Interval | None]) -
 
 
 def beam_search(A: np.ndarray, positive: np.ndarray, active: np.ndarray, intervals: list[Interval | None],
-                beam: int = 5, max_len: int = 6, max_clauses: int = 20) -> list[Unstructured]:
+                beam: int = 5, max_len: int = 6, max_clauses: int | None = 20) -> list[Unstructured]:
     """Maximal-fidelity clauses over the active features (beam search over the subset lattice).
 
     `A` is the neighbours x features 0/1 matrix restricted to `active` (global feature indices).
@@ -126,7 +126,7 @@ def beam_search(A: np.ndarray, positive: np.ndarray, active: np.ndarray, interva
         feats = tuple(int(active[j]) for j in key)
         out.append(Unstructured(feats, f, clause_relevance(feats, intervals)))
     out.sort(key=lambda u: (-u.fidelity, tuple(-x for x in rank_key(u.relevance)), len(u.features), u.features))
-    return out[:max_clauses]
+    return out if max_clauses is None else out[:max_clauses]
 
 
 def _rel_key(key: tuple[int, ...], active: np.ndarray, intervals: list[Interval | None]) -> tuple[int, ...]:
@@ -232,13 +232,19 @@ class LocalExplanation:
 
 def explain_instance(X: np.ndarray, i: int, train: np.ndarray, predicted: np.ndarray, c: int,
                      intervals: list[Interval | None], k: int, beam: int, max_len: int,
-                     with_structure: bool = True) -> LocalExplanation:
+                     with_structure: bool = True, max_clauses: int = 20) -> LocalExplanation:
     """Neighbourhood, maximal-fidelity clauses and relevance choices for example i predicted c."""
     nb = neighbourhood(X, X[i], train[train != i], predicted, c, k)
     active = np.flatnonzero(X[i] == 1)
     A = X[np.ix_(nb.members, active)]
-    clauses = beam_search(A, nb.positive, active, intervals, beam=beam, max_len=max_len)
-    plain, chosen = select(clauses)
+    found = beam_search(A, nb.positive, active, intervals, beam=beam, max_len=max_len, max_clauses=None)
+    plain, chosen = select(found)  # on every maximal-fidelity clause, before the list is cut
+    keep = list(range(min(len(found), max_clauses)))
+    for j in (chosen, plain):
+        if j >= 0 and j not in keep:
+            keep.append(j)
+    clauses = [found[j] for j in keep]
+    plain, chosen = keep.index(plain) if plain >= 0 else -1, keep.index(chosen) if chosen >= 0 else -1
     out = LocalExplanation(i, c, nb, clauses, plain, chosen, radius=k)
     if with_structure:
         for j, u in enumerate(clauses):

@@ -194,8 +194,9 @@ class DRMEstimator(Estimator):
                 "folds": float(self.folds_.max() + 1), "examples": float(len(pred))}
 
     # ------------------------------------------------------------------ explanations
-    def local(self, target: str, hamming: int | None = None, relevance: Relevance | None = None) -> LocalExplanation:
-        """The local explanation of one example's out-of-fold prediction."""
+    def local(self, target: str, hamming: int | None = None, relevance: Relevance | None = None,
+              min_neighbours: int | None = None) -> LocalExplanation:
+        """The local explanation of one example's out-of-fold prediction (arguments override the settings)."""
         self.check_fitted()
         s = self.settings
         i = self.index_of(target)
@@ -204,10 +205,11 @@ class DRMEstimator(Estimator):
         c = int(self.fold_predictions_[k, i])
         intervals = feature_intervals(self.features_, relevance or self.relevance_)
         radius = s.hamming if hamming is None else hamming
-        if s.min_neighbours and hamming is None:
+        wanted = (s.min_neighbours if hamming is None else 0) if min_neighbours is None else min_neighbours
+        if wanted:
             d = np.sort(np.count_nonzero(self.X_[train] != self.X_[i][None, :], axis=1))
             if len(d):
-                radius = max(radius, int(d[min(s.min_neighbours, len(d)) - 1]))
+                radius = max(radius, int(d[min(wanted, len(d)) - 1]))
         out = explain_instance(self.X_, i, train, self.fold_predictions_[k], c, intervals, radius, s.beam,
                                s.max_body)
         out.radius = radius
