@@ -16,25 +16,27 @@ Prints markdown tables and writes the section of bench/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import re
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from bench.results_file import replace_section
-from xcore.data.samples import load_sample, sample_data_dir
-from xcore.drm.carcinogenesis import load_carcinogenesis
-from xcore.drm.clauses import Clause, Lit, equivalent, subsumes
-from xcore.drm.features import Evaluator, draw_features
-from xcore.drm.method import default_settings, run
-from xcore.drm.mutagenesis import load_mutagenesis
-from xcore.drm.problem import build_problem
-from xcore.drm.saturation import bottom_clause
-from xcore.drm.trains import CLASSIC, generate_trains
-from xcore.logic.terms import Struct, Var, conjuncts, read_term
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
+from xcore.data.samples import load_sample, sample_data_dir  # noqa: E402
+from xcore.drm.carcinogenesis import load_carcinogenesis  # noqa: E402
+from xcore.drm.clauses import Clause, Lit, equivalent, subsumes  # noqa: E402
+from xcore.drm.features import Evaluator, draw_features  # noqa: E402
+from xcore.drm.method import default_settings, run  # noqa: E402
+from xcore.drm.mutagenesis import load_mutagenesis  # noqa: E402
+from xcore.drm.problem import build_problem  # noqa: E402
+from xcore.drm.saturation import bottom_clause  # noqa: E402
+from xcore.drm.trains import CLASSIC, generate_trains  # noqa: E402
+from xcore.logic.terms import Struct, Var, conjuncts, read_term  # noqa: E402
 
 TRANSCRIPT = Path("/work/shared/data/aleph_reference_transcripts/trains_typescript.txt")
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -198,8 +200,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     lines = [f"## {HEADING}", "",
-             f"`python bench/drm.py --draws {args.draws}` on {platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cores (shared), Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.", ""]
+             f"`python bench/drm.py --draws {args.draws}` on {machine()}; torch {torch.__version__} (CPU, one "
+             f"thread per network), {time.strftime('%Y-%m-%d')}.", ""]
     trains_checks(lines)
     planted(lines, args.planted_seeds)
     if not args.skip_mutagenesis:
