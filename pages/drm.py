@@ -174,7 +174,10 @@ run = run_button(METHOD, ds, settings, label="Draw features and train", key="drm
 stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
-    metrics_row(run.metrics, ["accuracy", "features", "mean_fidelity", "relevance_changes_choice"])
+    metrics_row(run.metrics, ["accuracy", "mean_fidelity", "relevance_changes_choice"])
+    st.caption(f"{len(run.model.features_):,} features, {int(run.metrics['folds'])}-fold cross-validation "
+               f"(accuracy of out-of-fold predictions); fidelity and relevance over the first "
+               f"{len(run.explanations['drm:fidelity'])} explained predictions.")
     tabs = st.tabs(["Predictions & explanations", "Features", "Network", "Downloads"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="drm_pred")
