@@ -1,0 +1,248 @@
+"""Deep relational machine (issue 15): Aleph checks, planted-rule recovery, Mutagenesis 188 beside the paper.
+
+    python bench/drm.py [--draws 20000] [--planted-seeds 3] [--skip-mutagenesis] [--no-write]
+
+1. The bottom clause of east1 against Aleph's transcript (when /work/shared is present) and the
+   classic feature ``has_car(A,B), short(B), closed(B)`` among the features of the ten trains.
+2. Planted rule: 100 random trains labelled by ``eastbound(A) :- has_car(A,B), short(B), closed(B)``;
+   how often the top explanation of a predicted-eastbound train covers exactly the rule's trains.
+3. Mutagenesis 188 with its 10 folds (bundled) and Carcinogenesis (from /work/shared, seeded folds):
+   DRM accuracy, fidelity at H5 and H10, how often relevance changes the choice, neighbourhood
+   sizes, clause lengths, share with a structured alternative, beside the paper's Fig. 11-13;
+   speed of drawing, evaluating and explaining.
+Prints markdown tables and writes the section of bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
+from xcore.data.samples import load_sample, sample_data_dir  # noqa: E402
+from xcore.drm.carcinogenesis import load_carcinogenesis  # noqa: E402
+from xcore.drm.clauses import Clause, Lit, equivalent, subsumes  # noqa: E402
+from xcore.drm.features import Evaluator, draw_features  # noqa: E402
+from xcore.drm.method import default_settings, run  # noqa: E402
+from xcore.drm.mutagenesis import load_mutagenesis  # noqa: E402
+from xcore.drm.problem import build_problem  # noqa: E402
+from xcore.drm.saturation import bottom_clause  # noqa: E402
+from xcore.drm.trains import CLASSIC, generate_trains  # noqa: E402
+from xcore.logic.terms import Struct, Var, conjuncts, read_term  # noqa: E402
+
+TRANSCRIPT = Path("/work/shared/data/aleph_reference_transcripts/trains_typescript.txt")
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+HEADING = "Deep relational machine (`xcore.drm`, issue 15)"
+
+
+def _clause(text: str) -> Clause:
+    t = read_term(text)
+    head, body = t.args if isinstance(t, Struct) and t.name == ":-" else (t, None)
+    conv = lambda s: Lit(s.name, tuple(a if isinstance(a, Var) else str(a) for a in s.args))  # noqa: E731
+    return Clause(conv(head), tuple(conv(l) for l in ([] if body is None else conjuncts(body))))
+
+
+def trains_checks(lines: list[str]) -> None:
+    ds = load_sample("trains_michalski10")
+    problem = build_problem(ds, (sample_data_dir() / "trains_michalski10" / "train.b").read_text())
+    ours = bottom_clause(problem, "east1")
+    if TRANSCRIPT.exists():
+        m = re.search(r"\[bottom clause\]\n(.*?)\n\[literals\]", TRANSCRIPT.read_text().replace("\r", ""), re.S)
+        aleph = _clause(m[1])
+        same = len(aleph.body) == len(ours.body) and subsumes(aleph, ours) is not None \
+            and subsumes(ours, aleph) is not None
+        verdict = f"{'equal' if same else 'DIFFERENT'} up to variable renaming ({len(ours.body) + 1} literals each)"
+    else:
+        verdict = f"{len(ours.body) + 1} literals (transcript not available here)"
+    t0 = time.perf_counter()
+    feats = draw_features(problem, 2000, seed=0)
+    dt = time.perf_counter() - t0
+    classic = [f.definition() for f in feats if equivalent(f.clause, Clause(CLASSIC.head, CLASSIC.body))]
+    lines += ["| check | ours | reference |", "|---|---|---|",
+              f"| bottom clause of east1 (i = 2) | {verdict} | Aleph transcript: 25 literals |",
+              f"| ten trains, 2,000 draws (seed 0) | {len(feats)} features in {dt:.2f} s; classic feature: "
+              f"{classic[0] if classic else 'absent'} | `has_car(A,B), short(B), closed(B)` |", ""]
+
+
+def planted(lines: list[str], seeds: int) -> None:
+    rows = []
+    for seed in range(seeds):
+        ds = generate_trains(100, seed=seed)
+        s = default_settings(ds).replace(max_draws=1500, folds=5, min_neighbours=30, explain_rows=100, seed=seed)
+        r = run(ds, s)
+        m = r.model
+        labels = m.problem_.labels
+        exact = total = 0
+        for e in r.explanations["drm:fidelity"]:
+            if e.prediction != 1 or not e.items:
+                continue
+            cols = [int(n[1:]) - 1 for n in e.items[0].atoms]
+            covered = np.all(m.X_[:, cols] == 1, axis=1).astype(int)
+            total += 1
+            exact += int((covered == labels).all())
+        has_rule = any(equivalent(f.clause, CLASSIC) for f in m.features_)
+        rows.append((seed, r.metrics["accuracy"], len(m.features_), has_rule, exact, total))
+        print(f"planted seed {seed}: accuracy {r.metrics['accuracy']:.3f}, exact {exact}/{total}", flush=True)
+    lines += ["| seed | 5-fold accuracy | features | rule among features | top explanation = rule (predicted east) |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {s} | {a:.3f} | {n} | {'yes' if h else 'no'} | {e}/{t} = {e / max(t, 1):.2f} |"
+              for s, a, n, h, e, t in rows]
+    e, t = sum(r[4] for r in rows), sum(r[5] for r in rows)
+    lines += [f"| all | {np.mean([r[1] for r in rows]):.3f} | | | {e}/{t} = {e / max(t, 1):.2f} |", ""]
+
+
+PAPER = {"Mutagenesis 188": dict(acc="DRM 0.91; OptILP 0.88", acc_v=0.91, h5=0.99, h10=0.96, change=0.82,
+                                  nb="5 / 20", lits="1 / 2"),
+         "Carcinogenesis (Canc330)": dict(acc="DRM 0.68; OptILP 0.58", acc_v=0.68, h5=0.99, h10=0.92, change=0.77,
+                                          nb="3 / 27", lits="1 / 3")}
+
+
+def mutagenesis(lines: list[str], draws: int) -> None:
+    ds = load_mutagenesis()
+    chemistry(lines, ds, default_settings(ds).replace(max_draws=draws, explain_rows=len(ds.truth("active"))),
+              ("cv_fold",), "the data's 10 folds")
+
+
+def carcinogenesis(lines: list[str], draws: int) -> None:
+    folder = Path("/work/shared/data/carcinogenesis")
+    if not folder.exists():
+        lines += ["Carcinogenesis: /work/shared is not available here.", ""]
+        return
+    ds, relevance = load_carcinogenesis(folder)
+    s = default_settings(ds).replace(max_draws=draws, relevance=relevance, explain_rows=len(ds.truth("active")))
+    chemistry(lines, ds, s, (), "seeded stratified 10 folds (the paper's splits are not published)")
+
+
+def chemistry(lines: list[str], ds, s, exclude: tuple[str, ...], folds: str) -> None:
+    paper = PAPER[ds.name]
+    draws = s.max_draws
+    problem = build_problem(ds, exclude=exclude)
+    t0 = time.perf_counter()
+    feats = draw_features(problem, draws, seed=s.seed, max_literals=s.max_literals, depth=2)
+    t_draw = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    Evaluator(problem).matrix(feats)
+    t_eval = time.perf_counter() - t0
+    r = run(ds, s)
+    m = r.model
+    out = {}
+    d = np.count_nonzero(m.X_[:, None, :] != m.X_[None, :, :], axis=2)
+    off = d[~np.eye(len(d), dtype=bool)]
+    lines.append(f"Hamming distances between compounds: median {np.median(off):.0f}, 5th percentile "
+                 f"{np.percentile(off, 5):.0f}, share of pairs within 5 / 10: {np.mean(off <= 5):.3f} / "
+                 f"{np.mean(off <= 10):.3f}.")
+    lines.append("")
+    for k in (5, 10, "N10"):
+        fids, changes, nbs, lens, structured, times = [], [], [], [], [], []
+        for i in range(len(m.problem_.examples)):
+            target = m.target_of(i)
+            t1 = time.perf_counter()
+            loc = m.local(target, min_neighbours=10) if k == "N10" else m.local(target, hamming=k, min_neighbours=0)
+            times.append(time.perf_counter() - t1)
+            nbs.append(len(loc.neighbourhood.members))
+            if loc.chosen >= 0:
+                fids.append(loc.clauses[loc.chosen].fidelity)
+                changes.append(loc.relevance_changes_choice)
+                lens.append(len(loc.clauses[loc.chosen].features))
+                structured.append(bool(loc.structured))
+        out[k] = dict(fidelity=np.mean(fids), sd=np.std(fids), change=np.mean(changes), nb=np.mean(nbs),
+                      length=np.mean(lens), structured=np.mean(structured), time=np.mean(times))
+    acc = r.metrics["accuracy"]
+    per_fold = [np.mean((m.proba_[m.folds_ == f] >= 0.5) == m.problem_.labels[m.folds_ == f])
+                for f in range(int(m.folds_.max()) + 1)]
+    lines += [f"**{ds.name}** ({len(problem.examples)} examples, {folds}): {len(m.features_)} features from "
+              f"{draws:,} draws (depth 2, at most {s.max_literals} literals).", "",
+              f"| {ds.name} | ours | paper | gap explained |", "|---|---|---|---|",
+              f"| 10-fold accuracy (sd over folds) | {acc:.3f} ({np.std(per_fold):.3f}) | {paper['acc']} | "
+              f"{_gap(acc, paper['acc_v'])} |",
+              f"| mean fidelity, H5 | {out[5]['fidelity']:.3f} ({out[5]['sd']:.3f}) | {paper['h5']} | "
+              f"{_gap(out[5]['fidelity'], paper['h5'])} |",
+              f"| mean fidelity, H10 | {out[10]['fidelity']:.3f} ({out[10]['sd']:.3f}) | {paper['h10']} | "
+              f"{_gap(out[10]['fidelity'], paper['h10'])} |",
+              f"| relevance changes the choice, H5 | {out[5]['change']:.2f} | {paper['change']} (Fig. 12b) | "
+              f"{_gap(out[5]['change'], paper['change'])} |",
+              f"| neighbours H5 / H10 | {out[5]['nb']:.1f} / {out[10]['nb']:.1f} | {paper['nb']} (Fig. 13a) | |",
+              f"| literals in the chosen clause H5 / H10 | {out[5]['length']:.1f} / {out[10]['length']:.1f} | "
+              f"{paper['lits']} (Fig. 13c) | |",
+              f"| share with a structured alternative H5 / H10 | {out[5]['structured']:.2f} / "
+              f"{out[10]['structured']:.2f} | Fig. 13d | |",
+              f"| widened to 10 neighbours: fidelity / relevance changes / literals / structured | "
+              f"{out['N10']['fidelity']:.3f} / {out['N10']['change']:.2f} / {out['N10']['length']:.1f} / "
+              f"{out['N10']['structured']:.2f} | (not in the paper) | |", "",
+              "| speed | ours | goal |", "|---|---|---|",
+              f"| drawing features | {draws / t_draw:,.0f} draws/s ({len(feats) / t_draw:,.0f} kept/s) | |",
+              f"| evaluating {len(feats):,} features on {len(problem.examples)} compounds | {t_eval:.2f} s "
+              f"({t_eval / max(len(feats), 1) * 2000:.2f} s per 2,000) | < 60 s for 2,000 |",
+              f"| explanation per instance, H5 / H10 | {out[5]['time'] * 1000:.0f} / {out[10]['time'] * 1000:.0f} ms "
+              f"| < 1 s at H10 |",
+              f"| whole run (features, 10 folds x 4 network configurations, {len(problem.examples)} explanations) | "
+              f"{r.timings['total']:.1f} s | |", ""]
+
+
+def _gap(ours: float, paper: float) -> str:
+    return "within 0.03" if abs(ours - paper) <= 0.03 else "see notes below"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--draws", type=int, default=20000)
+    ap.add_argument("--planted-seeds", type=int, default=3)
+    ap.add_argument("--skip-mutagenesis", action="store_true")
+    ap.add_argument("--skip-carcinogenesis", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    lines = [f"## {HEADING}", "",
+             f"`python bench/drm.py --draws {args.draws}` on {machine()}; torch {torch.__version__} (CPU, one "
+             f"thread per network), {time.strftime('%Y-%m-%d')}.", ""]
+    trains_checks(lines)
+    planted(lines, args.planted_seeds)
+    if not args.skip_mutagenesis:
+        mutagenesis(lines, args.draws)
+    if not args.skip_carcinogenesis:
+        carcinogenesis(lines, args.draws)
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        replace_section(RESULTS, HEADING, text + NOTES)
+
+
+NOTES = """
+Notes on the gaps (the paper's feature sets, folds for Canc330 and network search are not published).
+
+- **Accuracy** (Mut188 0.878 against 0.91; Canc330 0.620 against 0.68, still above OptILP's 0.58):
+  our features come from a mode language derived from the data (`xcore.drm.problem.derive_language`);
+  Aleph's `gteq`/`lteq` threshold rules and the partial charges are not facts, so `atm` has no
+  charge and Mut188's `lumo`/`logp` are quartile bins; the 2-D/3-D distance predicates are absent,
+  and ring/group objects are only tested for existence (no predicate consumes their atoms). The
+  network search is a small grid (2 architectures x 2 learning rates, full-batch Adam, early stopping
+  on a validation split). Canc330 uses seeded folds over the 337 labelled compounds (training and
+  PTE-1 sets together), not the paper's splits. The fold-to-fold spread (sd 0.11 and 0.07) is about
+  as large as the gaps.
+- **Fidelity at H5/H10** (1.00 against 0.99/0.96 and 0.99/0.92) and **relevance changes the choice**
+  (about 1.0 against 0.82/0.77): with our thousands of features the compounds are far apart (the
+  distance line before each table: under 1% of pairs within Hamming 10), so H5 and H10
+  neighbourhoods hold 0-2 training compounds (mostly exact duplicates) where the paper has 3-27
+  (Fig. 13a). Every active feature then has fidelity 1, the fidelity-only choice is the first active
+  feature (usually a level-1 `atm` feature) and the <fidelity, relevance> choice a more relevant one,
+  so relevance almost always changes the choice. The paper's features must make compounds much more
+  alike; the "widened to 10 neighbours" rows show the method on non-trivial neighbourhoods: fidelity
+  0.98 (Mut188) and 0.91 (Canc330), relevance changing the choice in 0.97 and 0.54, structured
+  alternatives for 4% and 18% of the instances.
+- Fidelity counts the instance itself in E+ (Definition 23's neighbourhood contains it), so an empty
+  neighbourhood has fidelity 1. "Relevance changes the choice" compares the first maximal-fidelity
+  clause in feature order with the <fidelity, relevance> choice (Fig. 12b's comparison).
+- DssTox and the four Alzheimer's sets are not run (no loader yet; the Alzheimer's `.b` files use
+  Progol's `!-` form, which `xcore.logic.modes` reads).
+"""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""The bundled Mutagenesis 188: counts against the data's README, folds, derived modes and features."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xcore.drm.features import Evaluator, draw_features
+from xcore.drm.method import DRMEstimator, default_settings
+from xcore.drm.mutagenesis import load_mutagenesis
+from xcore.drm.problem import build_problem
+
+
+def test_counts_folds_and_modes():
+    ds = load_mutagenesis()
+    truth = ds.truth("active")
+    assert len(truth) == 188 and int(truth["value"].sum()) == 125  # 125 positive / 63 negative
+    folds = ds.observations("cv_fold")["a1"].value_counts()
+    assert len(folds) == 10 and sorted(folds.tolist()) == [17] + [19] * 9
+    s = default_settings(ds)
+    assert s.fold_predicate == "cv_fold" and s.relevance.count(":") >= 5
+    problem = build_problem(ds, exclude=("cv_fold",))
+    modes = {m.predicate: str(m) for m in problem.language.modeb}
+    assert "cv_fold" not in modes
+    assert modes["bond"] == "modeb(1,bond(+drug,+atomid,+atomid,#bondtype))"
+    assert modes["nitro"] == "modeb(*,nitro(+drug,-ring))"
+
+
+def test_features_on_mutagenesis_match_a_direct_check():
+    ds = load_mutagenesis()
+    problem = build_problem(ds, exclude=("cv_fold",))
+    feats = draw_features(problem, 300, seed=1)
+    X = Evaluator(problem).matrix(feats)
+    atm = ds.observations("atm")
+    for f in feats:
+        body = f.clause.body
+        if len(body) == 1 and body[0].pred == "atm":
+            _, _, el, ty = body[0].args
+            have = set(atm[(atm["a2"] == el) & (atm["a3"] == ty)]["a0"])
+            assert set(problem.examples[X[:, f.index] == 1]) == have
+
+
+def test_estimator_uses_the_shipped_folds():
+    ds = load_mutagenesis()
+    s = default_settings(ds).replace(max_draws=100, hidden=((8,),), learning_rates=(0.01,), max_epochs=5)
+    est = DRMEstimator(s).fit(ds)
+    fold_of = dict(zip(ds.observations("cv_fold")["a0"], ds.observations("cv_fold")["a1"].astype(int)))
+    expected = np.array([fold_of[e] for e in est.problem_.examples])
+    assert (est.folds_ == expected).all() and len(est.nets_) == 10

@@ -1,0 +1,366 @@
+"""The deep relational machine as a registered method: settings, estimator (random features +
+cross-validated MLP), the maximal-fidelity and structured explainers, and its `Run`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator
+
+from xcore.data.dataset import RelationalDataset
+from xcore.drm.explain import (LocalExplanation, clause_text, explain_instance, feature_intervals, structured_text,
+                               unfolded)
+from xcore.drm.features import Feature, features_and_matrix
+from xcore.drm.network import TrainedNet, train_network
+from xcore.drm.problem import Problem, applicable, build_problem, target_predicate
+from xcore.drm.relevance import Relevance, default_relevance, parse_relevance
+from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.runtime import Progress, null_progress, scaled
+
+FIDELITY = "drm:fidelity"
+STRUCTURED = "drm:structured"
+
+FIDELITY_SCORE = ScoreSpec(
+    label="fidelity",
+    measures="the share of the instance's Hamming neighbourhood (itself included) on which the clause agrees "
+             "with the network: covered neighbours the network puts in the same class plus uncovered ones it "
+             "puts in the other class. Items are the maximal-fidelity clauses, the relevance choice first.",
+    signed=False, unit="fraction of neighbours")
+COVERAGE_SCORE = ScoreSpec(label="coverage", measures="the share of all examples for which the feature is true.",
+                           signed=False, unit="fraction of examples")
+
+
+class DRMSettings(Settings):
+    """Settings of a DRM run: feature drawing, the network search, and the explanations."""
+
+    seed: int = Field(0, ge=0)
+    max_draws: int = Field(2000, ge=1, le=200_000, description="DrawFeatures' MaxDraws")
+    max_literals: int = Field(4, ge=1, le=10, description="longest drawn feature body")
+    depth: int = Field(0, ge=0, le=5, description="bottom-clause layers (0: the modes' set(i), else 2)")
+    modes: str = Field("", description="Aleph mode directives; empty: derived from the data")
+    relevance: str = Field("", description="relevance levels, least relevant first ('label: pred, pred')")
+    folds: int = Field(10, ge=2, le=50)
+    fold_predicate: str = Field("", description=(
+        "a binary predicate (example, fold) giving the folds, left out of the background; empty: seeded folds"))
+    hidden: tuple[tuple[int, ...], ...] = ((32,), (64, 32))
+    learning_rates: tuple[float, ...] = (0.01, 0.003)
+    dropout: float = Field(0.2, ge=0.0, lt=1.0)
+    max_epochs: int = Field(150, ge=1, le=5000)
+    patience: int = Field(15, ge=1, le=1000)
+    hamming: int = Field(5, ge=0, le=10_000, description="neighbourhood radius k (Hamming distance)")
+    min_neighbours: int = Field(0, ge=0, le=10_000, description=(
+        "0: the paper's fixed radius; n > 0: widen the radius from `hamming` until n neighbours (small data)"))
+    beam: int = Field(5, ge=1, le=100)
+    max_body: int = Field(6, ge=1, le=20, description="most features in an explanation clause")
+    explain_rows: int = Field(20, ge=1, le=100_000)
+
+    @field_validator("hidden")
+    @classmethod
+    def _sizes(cls, v: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+        if not v or any(not layer or any(h < 1 for h in layer) for layer in v):
+            raise ValueError("hidden must list at least one architecture of positive layer sizes")
+        return v
+
+    @field_validator("learning_rates")
+    @classmethod
+    def _lrs(cls, v: tuple[float, ...]) -> tuple[float, ...]:
+        if not v or any(not (0 < x < 10) for x in v):
+            raise ValueError("learning rates must be in (0, 10)")
+        return v
+
+    @field_validator("relevance")
+    @classmethod
+    def _relevance(cls, v: str) -> str:
+        parse_relevance(v)
+        return v
+
+    def estimator(self) -> "DRMEstimator":
+        return DRMEstimator(self)
+
+
+def default_settings(dataset: RelationalDataset) -> DRMSettings:
+    """Default settings; the paper's relevance levels when the data has their predicates; on small data
+    (under 50 examples, such as the ten trains) the radius widens until 4 neighbours are found."""
+    target = target_predicate(dataset)
+    n = len(dataset.truth(target)) if target else 0
+    names = {p.name for p in dataset.predicates}
+    return DRMSettings(relevance=default_relevance(names), min_neighbours=4 if n < 50 else 0,
+                       fold_predicate="cv_fold" if "cv_fold" in names else "")
+
+
+def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """A fold id per example, classes spread evenly over k folds (k capped by the smallest class)."""
+    rng = np.random.default_rng(seed)
+    k = max(2, min(k, int(np.bincount(y).min()) if len(np.unique(y)) > 1 else k))
+    folds = np.zeros(len(y), dtype=np.int64)
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        folds[idx] = np.arange(len(idx)) % k
+    return folds
+
+
+def _folds_from(data: RelationalDataset, name: str, problem: Problem) -> np.ndarray:
+    """Fold ids 0..k-1 of each example from a (example, fold) predicate."""
+    try:
+        table = data.observations(name)
+    except XcoreError:
+        raise XcoreError(f"fold_predicate {name!r} is not a predicate of {data.name!r}") from None
+    if data.predicate(name).arity != 2:
+        raise XcoreError(f"fold_predicate {name!r} must be binary: (example, fold)")
+    of = dict(zip(table["a0"].astype(str), table["a1"].astype(str)))
+    missing = [e for e in problem.examples if e not in of]
+    if missing:
+        raise XcoreError(f"{len(missing)} examples have no fold in {name} (e.g. {missing[0]})")
+    ids = pd.factorize(pd.Series([of[e] for e in problem.examples]), sort=True)[0]
+    return ids.astype(np.int64)
+
+
+class DRMEstimator(Estimator):
+    """Draws features, then trains one network per cross-validation fold and predicts each example
+    with the network that did not see it (the paper's 10-fold protocol)."""
+
+    def __init__(self, settings: DRMSettings) -> None:
+        self.settings = settings
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None,
+            folds: np.ndarray | None = None) -> "DRMEstimator":
+        """Fit on `data`; `folds` (a fold id per example) overrides the seeded stratified folds."""
+        s = self.settings
+        progress = progress or null_progress
+        t0 = time.perf_counter()
+        exclude = (s.fold_predicate,) if s.fold_predicate else ()
+        problem = build_problem(data, s.modes, exclude)
+        if folds is None and s.fold_predicate:
+            folds = _folds_from(data, s.fold_predicate, problem)
+        depth = s.depth or (problem.language.depth if s.modes.strip() else 2)
+        key = (data.fingerprint(), problem.language.text())
+        feats, X = features_and_matrix(problem, key, s.max_draws, s.seed, s.max_literals, depth,
+                                       progress=scaled(progress, 0.0, 0.4))
+        t1 = time.perf_counter()
+        y = problem.labels
+        fold = stratified_folds(y, s.folds, s.seed) if folds is None else np.asarray(folds, dtype=np.int64)
+        nets: list[TrainedNet] = []
+        proba = np.zeros(len(y))
+        predicted = np.zeros((int(fold.max()) + 1, len(y)), dtype=np.int64)
+        for k in range(int(fold.max()) + 1):
+            tr = np.flatnonzero(fold != k)
+            net = train_network(X[tr].astype(np.float32), y[tr], s.hidden, s.learning_rates, s.dropout,
+                                s.max_epochs, s.patience, s.seed + k)
+            nets.append(net)
+            p = net.proba(X.astype(np.float32))
+            predicted[k] = (p >= 0.5).astype(np.int64)
+            proba[fold == k] = p[fold == k]
+            progress(0.4 + 0.6 * (k + 1) / (int(fold.max()) + 1), f"trained the network of fold {k + 1}")
+        self.problem_: Problem = problem
+        self.features_: list[Feature] = feats
+        self.X_: np.ndarray = X
+        self.folds_: np.ndarray = fold
+        self.nets_: list[TrainedNet] = nets
+        self.fold_predictions_: np.ndarray = predicted
+        self.proba_: np.ndarray = proba
+        self.relevance_: Relevance = parse_relevance(s.relevance)
+        self.timings_ = {"features": t1 - t0, "networks": time.perf_counter() - t1}
+        return self
+
+    # ------------------------------------------------------------------ predictions
+    def target_of(self, i: int) -> str:
+        return f"{self.problem_.target}({self.problem_.examples[i]})"
+
+    def index_of(self, target: str) -> int:
+        self.check_fitted()
+        prefix = f"{self.problem_.target}("
+        name = target[len(prefix):-1] if target.startswith(prefix) and target.endswith(")") else target
+        return self.problem_.index_of(name)
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
+        """Out-of-fold predictions of every example: class 1/0, P(class 1), truth, fold."""
+        self.check_fitted()
+        if data is not None:
+            raise XcoreError("DRM predicts the examples it was cross-validated on; pass data=None")
+        n = len(self.problem_.examples)
+        pred = (self.proba_ >= 0.5).astype(np.int64)
+        return prediction_frame([self.target_of(i) for i in range(n)], pred, self.problem_.labels,
+                                probability=np.round(self.proba_, 12), fold=self.folds_,
+                                active_features=self.X_.sum(axis=1).astype(np.int64))
+
+    def metrics(self) -> dict[str, float]:
+        pred = (self.proba_ >= 0.5).astype(np.int64)
+        return {"accuracy": float(np.mean(pred == self.problem_.labels)), "features": float(len(self.features_)),
+                "folds": float(self.folds_.max() + 1), "examples": float(len(pred))}
+
+    # ------------------------------------------------------------------ explanations
+    def local(self, target: str, hamming: int | None = None, relevance: Relevance | None = None,
+              min_neighbours: int | None = None) -> LocalExplanation:
+        """The local explanation of one example's out-of-fold prediction (arguments override the settings)."""
+        self.check_fitted()
+        s = self.settings
+        i = self.index_of(target)
+        k = int(self.folds_[i])
+        train = np.flatnonzero(self.folds_ != k)
+        c = int(self.fold_predictions_[k, i])
+        intervals = feature_intervals(self.features_, relevance or self.relevance_)
+        radius = s.hamming if hamming is None else hamming
+        wanted = (s.min_neighbours if hamming is None else 0) if min_neighbours is None else min_neighbours
+        if wanted:
+            d = np.sort(np.count_nonzero(self.X_[train] != self.X_[i][None, :], axis=1))
+            if len(d):
+                radius = max(radius, int(d[min(wanted, len(d)) - 1]))
+        out = explain_instance(self.X_, i, train, self.fold_predictions_[k], c, intervals, radius, s.beam,
+                               s.max_body)
+        out.radius = radius
+        return out
+
+    def feature_summary(self) -> Explanation:
+        """Every drawn feature with its definition and coverage."""
+        self.check_fitted()
+        cov = self.X_.mean(axis=0)
+        items = [ExplanationItem(kind="feature", text=f.definition(), natural=f.clause.body_text(), score=float(cov[j]),
+                                 atoms=[f.name], extras={"predicates": f.predicates,
+                                                         "relevance": _interval_text(self.relevance_, f)})
+                 for j, f in enumerate(self.features_)]
+        return Explanation(target="model", target_text=f"{len(items)} features of {self.problem_.target}",
+                           method="drm", items=items, ordering="given", score_spec=COVERAGE_SCORE)
+
+
+def _interval_text(rel: Relevance, f: Feature) -> str:
+    iv = rel.interval(f.predicates)
+    return "" if iv is None else rel.show([iv])
+
+
+def _targets(model: DRMEstimator, targets: list[str] | None) -> list[str]:
+    if targets is not None:
+        return list(targets)
+    n = len(model.problem_.examples)
+    return [model.target_of(i) for i in range(min(n, model.settings.explain_rows))]
+
+
+def _definitions(model: DRMEstimator, feats: tuple[int, ...]) -> dict[str, str]:
+    return {model.features_[f].name: model.features_[f].definition() for f in feats}
+
+
+class FidelityExplainer(Explainer):
+    """The maximal-fidelity unstructured feature clauses for a prediction, relevance choice first."""
+
+    name = FIDELITY
+    title = "Maximal-fidelity clauses"
+    score_spec = FIDELITY_SCORE
+
+    def supports(self, model: Any) -> str | None:
+        if not isinstance(model, DRMEstimator):
+            return "explains a deep relational machine only"
+        return None if model.is_fitted() else "the model is not fitted"
+
+    def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        wanted = _targets(model, targets)
+        report = scaled(progress, 0.0, 1.0)
+        exps = []
+        for n, target in enumerate(wanted):
+            exps.append(self.one(model, target, model.local(target)))
+            report((n + 1) / max(len(wanted), 1), f"explained {target}")
+        return self.finish(ExplanationSet(exps, method=self.name, meta={"hamming": model.settings.hamming}))
+
+    def one(self, model: DRMEstimator, target: str, loc: LocalExplanation,
+            relevance: Relevance | None = None) -> Explanation:
+        """The explanation of one instance from its `LocalExplanation` (relevance labels from `relevance`)."""
+        t, rel = model.problem_.target, relevance or model.relevance_
+        order = list(range(len(loc.clauses)))
+        if loc.chosen >= 0:
+            order.remove(loc.chosen)
+            order.insert(0, loc.chosen)
+        items = []
+        for j in order:
+            u = loc.clauses[j]
+            items.append(ExplanationItem(
+                kind="feature_clause", text=clause_text(t, loc.prediction, u.features, model.features_),
+                natural=unfolded(t, loc.prediction, u.features, model.features_), score=u.fidelity,
+                atoms=[model.features_[f].name for f in u.features],
+                extras={"relevance": rel.show(u.relevance) if u.relevance else "",
+                        "relevance_intervals": [list(iv) for iv in u.relevance],
+                        "definitions": _definitions(model, u.features), "chosen_by_relevance": j == loc.chosen,
+                        "chosen_by_fidelity_alone": j == loc.plain, "structured": len(loc.structured.get(j, []))}))
+        nb = loc.neighbourhood
+        return Explanation(
+            target=target, target_text=f"{target}: predicted {loc.prediction}", method=self.name,
+            prediction=float(loc.prediction), truth=float(model.problem_.labels[loc.index]), items=items,
+            ordering="given", score_spec=self.score_spec,
+            meta={"hamming": int(loc.radius), "neighbours": int(len(nb.members)), "e_plus": int(nb.positive.sum()) + 1,
+                  "e_minus": int((~nb.positive).sum()), "active_features": int(model.X_[loc.index].sum()),
+                  "relevance_changes_choice": loc.relevance_changes_choice})
+
+
+class StructuredExplainer(Explainer):
+    """Structured alternatives (two invented features) of the maximal-fidelity clauses that raise relevance."""
+
+    name = STRUCTURED
+    title = "Structured explanations"
+    score_spec = FIDELITY_SCORE
+
+    def supports(self, model: Any) -> str | None:
+        return FidelityExplainer().supports(model)
+
+    def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        wanted = _targets(model, targets)
+        exps = []
+        t, rel = model.problem_.target, model.relevance_
+        for target in wanted:
+            loc = model.local(target)
+            items = []
+            for j, structs in loc.structured.items():
+                u = loc.clauses[j]
+                for s in structs:
+                    feats = s.blocks[0] + s.blocks[1]
+                    items.append(ExplanationItem(
+                        kind="rule", text=structured_text(t, loc.prediction, s, model.features_),
+                        natural=unfolded(t, loc.prediction, u.features, model.features_), score=s.fidelity,
+                        atoms=[model.features_[f].name for f in feats],
+                        extras={"relevance": rel.show(s.relevance), "unstructured_relevance": rel.show(u.relevance),
+                                "unstructured": clause_text(t, loc.prediction, u.features, model.features_),
+                                "definitions": _definitions(model, feats),
+                                "blocks": [[model.features_[f].name for f in b] for b in s.blocks]}))
+            exps.append(Explanation(target=target, target_text=f"{target}: predicted {loc.prediction}",
+                                    method=self.name, prediction=float(loc.prediction),
+                                    truth=float(model.problem_.labels[loc.index]), items=items, ordering="given",
+                                    score_spec=self.score_spec))
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+EXPLAINERS: dict[str, Explainer] = {FIDELITY: FidelityExplainer(), STRUCTURED: StructuredExplainer()}
+
+
+def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | None = None) -> Run:
+    """Draw features, cross-validate the networks, explain the first `explain_rows` predictions."""
+    t0 = time.perf_counter()
+    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.8))
+    t1 = time.perf_counter()
+    exps = {name: e.explain(est, progress=scaled(progress, 0.8 + 0.1 * i, 0.9 + 0.1 * i))
+            for i, (name, e) in enumerate(EXPLAINERS.items())}
+    t2 = time.perf_counter()
+    fid = exps[FIDELITY]
+    tops = [e.items[0].score for e in fid if e.items]
+    metrics = est.metrics()
+    if tops:
+        metrics["mean_fidelity"] = float(np.mean(tops))
+        metrics["relevance_changes_choice"] = float(np.mean([bool(e.meta.get("relevance_changes_choice"))
+                                                             for e in fid]))
+    return Run(method="drm", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+               explanations=exps, summary=est.feature_summary(), metrics=metrics,
+               timings={**est.timings_, "explain": t2 - t1, "total": t2 - t0}, dataset=dataset.name, model=est,
+               extras={"drm": est})
+
+
+SPEC = MethodSpec(
+    key="drm", title="Deep relational machine", settings_type=DRMSettings, explainers=(FIDELITY, STRUCTURED),
+    run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
+    page="pages/drm.py", icon=":material/hub:",
+    paper="Srinivasan, Vig & Bain, Logical Explanations for Deep Relational Machines Using Relevance Information")
+
+__all__ = ["DRMEstimator", "DRMSettings", "EXPLAINERS", "FIDELITY", "SPEC", "STRUCTURED", "run", "target_predicate"]

@@ -1,0 +1,98 @@
+"""Mutagenesis 188 for DRM: the bundled Prolog facts as a `RelationalDataset` plus the standard folds.
+
+Facts are read with the Prolog term reader (ring facts hold lists of lists) and restricted to the
+188 compounds. ``atm`` drops the partial charge and ``lumo``/``logp`` become quartile bins
+(``q1``..``q4``): DRM's features use constants, and Aleph's ``gteq``/``lteq`` threshold rules are not
+facts. The fold of each compound is the ``cv_fold/2`` predicate, which DRM uses for the folds and
+leaves out of the background knowledge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.data.samples import sample_data_dir
+from xcore.data.schema import Predicate
+from xcore.errors import DataError
+from xcore.logic.terms import Struct, read_clauses, term_text
+
+FOLD_PREDICATE = "cv_fold"
+RINGS = ("benzene", "carbon_5_aromatic_ring", "carbon_6_ring", "hetero_aromatic_6_ring", "hetero_aromatic_5_ring",
+         "ring_size_6", "ring_size_5", "nitro", "methyl", "anthracene", "phenanthrene", "ball3")
+
+
+def mutagenesis_folder() -> Path:
+    return sample_data_dir() / "mutagenesis188"
+
+
+def read_facts(path: Path) -> dict[str, list[tuple[str, ...]]]:
+    """The ground facts of a Prolog file, by predicate name (shared with the Carcinogenesis loader)."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for c in read_clauses(path.read_text(), path.name):
+        t = c.term
+        if isinstance(t, Struct) and c.directive is None and t.name != ":-":
+            out.setdefault(t.name, []).append(tuple(term_text(a) for a in t.args))
+    return out
+
+
+def obs_table(rows: list[tuple[str, ...]] | pd.DataFrame, arity: int) -> dict[str, pd.DataFrame]:
+    """An observation table (a0.., value 1) of distinct rows, in the dataset's table layout."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=[f"a{i}" for i in range(arity)])
+    frame = frame.astype(str).drop_duplicates(ignore_index=True)
+    frame["value"] = 1.0
+    return {"obs": frame}
+
+
+def load_mutagenesis(folder: str | Path | None = None) -> RelationalDataset:
+    """The 188 compounds with atoms, bonds, rings, binned lumo/logp, indicators, labels and folds."""
+    root = Path(folder) if folder is not None else mutagenesis_folder()
+    if not (root / "folds188").is_dir():
+        raise DataError("no folds188/ folder here (expected the Mutagenesis 188 files)", file=str(root))
+    labels: dict[str, float] = {}
+    fold: dict[str, int] = {}
+    for k in range(1, 11):
+        path = root / "folds188" / f"s{k}.pl"
+        for c in read_clauses(path.read_text(), path.name):
+            goal = c.directive if c.directive is not None else c.term
+            if not (isinstance(goal, Struct) and goal.name == "active" and len(goal.args) == 1):
+                raise DataError(f"expected active(d) or :- active(d), got {term_text(c.term)}", file=path.name,
+                                line=c.line)
+            drug = term_text(goal.args[0])
+            labels[drug] = 0.0 if c.directive is not None else 1.0
+            fold[drug] = k - 1
+    drugs = list(labels)
+    keep = set(drugs)
+    ab = read_facts(root / "atom_bond.pl")
+    atm = [r[:4] for r in ab.get("atm", []) if r[0] in keep]
+    bond = [r for r in ab.get("bond", []) if r[0] in keep]
+    rings = read_facts(root / "ring_struc.pl")
+    schema = [Predicate("atm", 4, ("drug", "atomid", "element", "atomtype")),
+              Predicate("bond", 4, ("drug", "atomid", "atomid", "bondtype"))]
+    tables: dict[str, dict[str, pd.DataFrame]] = {"atm": obs_table(atm, 4), "bond": obs_table(bond, 4)}
+    for name in RINGS:
+        rows = [r for r in rings.get(name, []) if r[0] in keep]
+        if rows:
+            schema.append(Predicate(name, 2, ("drug", "ring")))
+            tables[name] = obs_table(rows, 2)
+    for name in ("lumo", "logp"):
+        rows = [r for r in read_facts(root / f"{name}.pl").get(name, []) if r[0] in keep]
+        frame = pd.DataFrame(rows, columns=["a0", "a1"])
+        frame["a1"] = pd.qcut(frame["a1"].astype(float), 4, labels=["q1", "q2", "q3", "q4"]).astype(str)
+        schema.append(Predicate(name, 2, ("drug", f"{name}_bin")))
+        tables[name] = obs_table(frame, 2)
+    for name in ("ind1", "inda"):
+        rows = [r for r in read_facts(root / f"{name}.pl").get(name, []) if r[0] in keep]
+        schema.append(Predicate(name, 2, ("drug", "indicator")))
+        tables[name] = obs_table(rows, 2)
+    schema.append(Predicate(FOLD_PREDICATE, 2, ("drug", "fold"), explainable=False,
+                            description="cross-validation fold (not background knowledge)"))
+    tables[FOLD_PREDICATE] = obs_table([(d, str(fold[d])) for d in drugs], 2)
+    schema.append(Predicate("active", 1, ("drug",), closed=False))
+    tables["active"] = {"targets": pd.DataFrame({"a0": drugs, "value": np.nan}),
+                        "truth": pd.DataFrame({"a0": drugs, "value": [labels[d] for d in drugs]})}
+    return RelationalDataset(schema, tables, name="Mutagenesis 188",
+                             description="188 nitroaromatic compounds, active/1, with the standard 10 folds")

@@ -1,0 +1,187 @@
+"""An ILP task read from a `RelationalDataset`: the target predicate, its labelled examples, the
+background facts as integer-coded tables, and the mode language (given or derived from the data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import DataError
+from xcore.logic.modes import Mode, ModeArg, ModeLanguage, read_language
+
+NUMERIC = r"^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$"
+
+
+def target_predicate(ds: RelationalDataset) -> str | None:
+    """The unary predicate with labelled targets (truth atoms), or None if there is none."""
+    for p in ds.predicates:
+        if p.arity == 1 and len(ds.truth(p.name)) and len(ds.targets(p.name)):
+            return p.name
+    return None
+
+
+def applicable(ds: RelationalDataset) -> str | None:
+    """Why DRM cannot run on `ds`, or None when it can."""
+    target = target_predicate(ds)
+    if target is None:
+        return ("DRM classifies relational instances: it needs a unary target predicate with labelled "
+                "examples (e.g. Aleph .b/.f/.n files such as Michalski's trains)")
+    labels = ds.truth(target)["value"].round()
+    if labels.nunique() < 2:
+        return f"the examples of {target} have only one class"
+    if not any(p.closed and len(ds.observations(p.name)) and p.arity >= 1 for p in ds.predicates):
+        return "there are no background facts to build features from"
+    return None
+
+
+@dataclass
+class Problem:
+    """Examples of the target predicate, integer-coded background tables and the mode language."""
+
+    target: str
+    examples: np.ndarray
+    """Example constants (strings), in the order of the truth table."""
+    labels: np.ndarray
+    """0/1 class of each example."""
+    tables: dict[str, np.ndarray]
+    """Predicate name -> int64 array (facts x arity) of constant codes, in file order."""
+    vocab: np.ndarray
+    """Code -> constant string."""
+    language: ModeLanguage
+    arities: dict[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def codes(self) -> dict[str, int]:
+        return {str(c): i for i, c in enumerate(self.vocab)}
+
+    @cached_property
+    def example_codes(self) -> np.ndarray:
+        return np.array([self.codes[e] for e in self.examples], dtype=np.int64)
+
+    def code(self, constant: str) -> int:
+        """The code of a constant (-1 when it never occurs, so matching it finds nothing)."""
+        return self.codes.get(constant, -1)
+
+    def index_of(self, example: str) -> int:
+        hits = np.flatnonzero(self.examples == example)
+        if not len(hits):
+            raise DataError(f"{example!r} is not an example of {self.target}")
+        return int(hits[0])
+
+
+def build_problem(ds: RelationalDataset, modes: str = "", exclude: tuple[str, ...] = ()) -> Problem:
+    """The ILP task of `ds`: modes parsed from `modes` (Aleph directives) or derived from the data;
+    predicates in `exclude` (such as a fold assignment) are not background knowledge."""
+    reason = applicable(ds)
+    if reason:
+        raise DataError(reason, file=ds.name)
+    target = target_predicate(ds)
+    assert target is not None
+    truth = ds.truth(target)
+    examples = truth["a0"].astype(str).to_numpy(dtype=object)
+    labels = (truth["value"].to_numpy(dtype=float) >= 0.5).astype(np.int64)
+    raw = {p.name: ds.observations(p.name)[p.columns].astype(str).to_numpy(dtype=object)
+           for p in ds.predicates if p.closed and p.arity >= 1 and p.name != target and p.name not in exclude}
+    chunks = [examples] + [t.ravel() for t in raw.values() if t.size]
+    vocab = np.asarray(pd.unique(np.concatenate(chunks)), dtype=object)
+    index = pd.Index(vocab)
+    tables = {name: index.get_indexer(t.ravel()).reshape(t.shape).astype(np.int64) if t.size
+              else np.zeros((0, t.shape[1] if t.ndim == 2 else 0), dtype=np.int64) for name, t in raw.items()}
+    arities = {p.name: p.arity for p in ds.predicates if p.name not in exclude}
+    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
+    if not language.modeh:
+        language.modeh.append(Mode(1, target, (ModeArg("+", ds.predicate(target).types[0]),), head=True))
+    _check_language(language, arities, target)
+    return Problem(target, examples, labels, tables, vocab, language, arities)
+
+
+def _check_language(lang: ModeLanguage, arities: dict[str, int], target: str) -> None:
+    for m in lang.modeb:
+        if m.predicate not in arities or arities[m.predicate] != m.arity:
+            alt = f"{m.predicate}_{m.arity}"
+            if arities.get(alt) == m.arity:
+                continue
+            raise DataError(f"mode {m} names {m.predicate}/{m.arity}, which has no facts in the data",
+                            file="modes")
+
+
+def table_name(problem: Problem, mode: Mode) -> str:
+    """The data predicate holding a mode's facts (``shape_1`` when the loader renamed ``shape/1``)."""
+    if problem.arities.get(mode.predicate) == mode.arity:
+        return mode.predicate
+    return f"{mode.predicate}_{mode.arity}"
+
+
+def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...] = ()) -> ModeLanguage:
+    """Modes derived from the data's argument types, as an Aleph user would write them.
+
+    Starting from the target's type, a type reached through a predicate is an *object* type (a
+    ``-`` output, recall ``*``) when each of its constants there belongs to one object only
+    (cars belong to one train). An argument of an object type is an input ``+`` when most of its
+    constants are objects an earlier predicate introduced (bonds join atoms), else an output of
+    the predicate's own objects (nitro groups are not benzene rings); other arguments and numbers are ``#`` constants, with recall 1
+    when the inputs determine them for at least 95% of input values (each car has one shape; one
+    of the 30 trains cars has two loads) and ``*`` otherwise. Predicates whose
+    types never connect to the target (``car/1`` type declarations) get no mode.
+    """
+    head_type = ds.predicate(target).types[0]
+    objects = {head_type}
+    members: dict[str, set[str]] = {head_type: set(ds.truth(target)["a0"].astype(str))}
+    modes: dict[str, Mode] = {}
+    order = [p for p in ds.predicates if p.closed and p.name != target and p.arity >= 1 and p.name not in exclude]
+    changed = True
+    while changed:
+        changed = False
+        for p in order:
+            if p.name in modes:
+                continue
+            types = p.types
+            inputs = [i for i, t in enumerate(types) if t in objects]
+            if not inputs:
+                continue
+            obs = ds.observations(p.name)[p.columns].astype(str)
+            first = inputs[0]
+            roles: list[str] = []
+            for i, t in enumerate(types):
+                if t in objects and (i == first or _mostly_known(obs[f"a{i}"], members.get(t))):
+                    roles.append("+")
+                elif t in objects and _is_owned(obs, i, first):
+                    roles.append("-")  # its own objects of a known type (nitro groups are not benzene rings)
+                elif not obs[f"a{i}"].str.match(NUMERIC).all() and _is_owned(obs, i, first):
+                    roles.append("-")
+                else:
+                    roles.append("#")
+            outs = [i for i, r in enumerate(roles) if r == "-"]
+            if outs:
+                recall = None
+            else:
+                ins = [f"a{i}" for i, r in enumerate(roles) if r == "+"]
+                counts = obs.groupby(ins).size()
+                recall = 1 if (counts > 1).mean() <= 0.05 else None
+            modes[p.name] = Mode(recall, p.name, tuple(ModeArg(r, t) for r, t in zip(roles, types)))
+            for i in outs:
+                members.setdefault(types[i], set()).update(obs[f"a{i}"])
+                if types[i] not in objects:
+                    objects.add(types[i])
+                    changed = True
+    lang = ModeLanguage(modeh=[Mode(1, target, (ModeArg("+", head_type),), head=True)])
+    lang.modeb = [modes[p.name] for p in order if p.name in modes]
+    return lang
+
+
+def _mostly_known(column: pd.Series, known: set[str] | None) -> bool:
+    """Whether at least half of a column's constants are objects an earlier predicate introduced."""
+    values = set(column)
+    return bool(known) and len(values & known) >= len(values) / 2
+
+
+def _is_owned(obs: pd.DataFrame, i: int, owner: int) -> bool:
+    """Whether every constant in column i occurs with one owner constant only (a part-of argument)."""
+    pairs = obs[[f"a{owner}", f"a{i}"]].drop_duplicates()
+    return bool(len(pairs)) and bool(pairs[f"a{i}"].is_unique) and pairs[f"a{i}"].nunique() > pairs[f"a{owner}"].nunique() / 2
+
