@@ -9,7 +9,8 @@ import plotly.express as px
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
+from pages.components import (applicability_gate, derived, explanation_panel, global_panel, metrics_row,
+                              quality_panel, predictions_browser,
                               run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.drm.method import DRMSettings, FidelityExplainer, default_settings
@@ -178,16 +179,21 @@ if run is not None:
     st.caption(f"{len(run.model.features_):,} features, {int(run.metrics['folds'])}-fold cross-validation "
                f"(accuracy of out-of-fold predictions); fidelity and relevance over the first "
                f"{len(run.explanations['drm:fidelity'])} explained predictions.")
-    tabs = st.tabs(["Predictions & explanations", "Features", "Network", "Downloads"])
+    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Features", "Network",
+                    "Downloads"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="drm_pred")
         if target is not None:
             show_target(run, target)
     with tabs[1]:
-        show_features(run)
+        global_panel(run, key="drm_global")
     with tabs[2]:
-        show_network(run)
+        quality_panel(run, key="drm_quality")
     with tabs[3]:
+        show_features(run)
+    with tabs[4]:
+        show_network(run)
+    with tabs[5]:
         run_downloads(run, key="drm_dl")
         st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in run.model.features_),
                            "drm_features.pl", key="drm_dl_feats")

@@ -99,3 +99,13 @@ def test_classifier_what_if_updates_the_interval_and_the_decisive_features():
     assert after == f"{expected.prediction:.3f}"
     assert after != before or expected.prediction == run.model.what_if(row.to_dict()).prediction
     assert any(m.value.startswith("**Decisive features of the edited row**") for m in at.markdown)
+
+
+def test_drm_page_has_the_shared_views():
+    at = page("drm", load_sample("trains_michalski10"))
+    click(at, "drm_train")
+    assert not errors(at)
+    figs = figures(at)
+    assert any(t.startswith("Which reasons explain most predictions") for t in titles(figs))
+    assert any(t.startswith(("Confusion matrix", "Calibration", "Predicted against true")) for t in titles(figs)) \
+        or any("No truth labels" in i.value for i in at.info)
