@@ -93,3 +93,25 @@ def test_embedding_legend_folds_small_clusters_into_other():
     names = [t.name for t in fig.data]
     assert len(names) == 12 and names[-1] == "other (9 clusters)"
     assert sum(len(t.x) for t in fig.data) == 200
+
+
+def test_explanation_graph_labels_do_not_crowd_on_the_largest_bundled_case():
+    """Radial layers: target centred, items on a ring, atoms spread on an outer ring, labels outwards."""
+    from xcore.data.samples import load_sample
+    from xcore.methods import run_method
+    from xcore.viz import explanation_graph_figure
+
+    run = run_method("esms", load_sample("lastfm_demo"))
+    exps = run.explanations["esms:ground-rules"]
+    biggest = max(exps, key=lambda e: len({a for it in e.top(14) for a in it.atoms}))
+    fig = explanation_graph_figure(biggest, k=14)
+    atoms = [t for t in fig.data if t.name in ("observed atoms", "open atoms", "atoms")]
+    xy = np.array([(x, y) for t in atoms for x, y in zip(t.x, t.y)])
+    assert len(xy) >= 10
+    d = np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1)) + np.eye(len(xy)) * 9
+    assert d.min() >= 0.3 - 1e-9  # neighbouring atom labels keep their distance
+    for t in atoms:
+        for x, pos in zip(t.x, t.textposition):
+            assert pos == ("middle right" if x >= 0 else "middle left")
+    target = next(t for t in fig.data if t.name == "target")
+    assert (target.x[0], target.y[0]) == (0.0, 0.0)

@@ -21,6 +21,7 @@ from xcore.viz import (
     explanation_graph,
     explanation_graph_figure,
     graph_layout,
+    radial_layout,
     item_labels,
     predicate_graph_figure,
     predicate_size,
@@ -140,8 +141,8 @@ def test_explanation_graph_figure_traces():
     good = " ".join(trace(fig, "explainable items").hovertext)
     assert "Ann and Bob both smoke" in good and "weight: 1" in good
     assert "Ann and Bob are friends" in trace(fig, "target").hovertext[0]
-    # node positions are the seeded layout of explanation_graph
-    pos = graph_layout(explanation_graph(e), seed=0)
+    # node positions are the radial layers of explanation_graph (target at the centre)
+    pos = radial_layout(explanation_graph(e), target_node(e))
     tgt = trace(fig, "target")
     assert (tgt.x[0], tgt.y[0]) == pytest.approx(tuple(pos[target_node(e)]))
     again = explanation_graph_figure(e)

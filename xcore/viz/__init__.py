@@ -22,12 +22,13 @@ from xcore.viz.graphs import (
     graph_layout,
     predicate_graph_figure,
     predicate_size,
+    radial_layout,
     target_node,
 )
 
 __all__ = [
     "FigureInputError", "edge_width", "embedding_scatter_figure", "explanation_graph", "explanation_graph_figure", "graph_layout",
-    "item_labels", "predicate_graph_figure", "predicate_size", "ranked_bar_figure", "target_node",
+    "item_labels", "predicate_graph_figure", "predicate_size", "radial_layout", "ranked_bar_figure", "target_node",
     "tradeoff_figure", "truncate", "value_histogram_figure", "base_value", "calibration_figure", "confusion_figure",
     "global_importance_figure", "is_additive", "prediction_kind", "quality_figures", "residual_figure",
     "roc_pr_figure", "waterfall_figure",

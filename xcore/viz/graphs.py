@@ -60,6 +60,37 @@ def graph_layout(g: nx.Graph, seed: int = 0) -> dict[Any, np.ndarray]:
     return nx.spring_layout(g, seed=seed, weight=None)
 
 
+def radial_layout(g: nx.Graph, centre: Any, min_gap: float = 0.32) -> dict[Any, np.ndarray]:
+    """Layered layout of an explanation graph: the target at the centre, items on a ring in rank order,
+    atoms on an outer ring at the mean angle of their items, spread apart so neighbouring labels keep
+    at least `min_gap` between them (the outer radius grows with the number of atoms)."""
+    pos: dict[Any, np.ndarray] = {centre: np.zeros(2)}
+    items = sorted((n for n, d in g.nodes(data=True) if d.get("kind") == "item"), key=lambda n: g.nodes[n]["rank"])
+    angle = {n: 2 * np.pi * i / max(len(items), 1) + np.pi / 2 for i, n in enumerate(items)}
+    for n in items:
+        pos[n] = np.array([np.cos(angle[n]), np.sin(angle[n])])
+    atoms = [n for n, d in g.nodes(data=True) if d.get("kind") == "atom" and n != centre]
+    if atoms:
+        want = []
+        for n in atoms:
+            nb = [angle[m] for m in g.neighbors(n) if m in angle]
+            want.append(float(np.angle(np.mean(np.exp(1j * np.array(nb))))) if nb else 0.0)
+        order = np.argsort(want, kind="stable")
+        radius = max(2.0, len(atoms) * min_gap / (2 * np.pi))
+        step = 2 * np.pi / len(atoms)
+        start = want[order[0]]
+        for j, i in enumerate(order):  # keep the angular order, spread evenly from the first atom
+            pos[atoms[i]] = radius * np.array([np.cos(start + j * step), np.sin(start + j * step)])
+    for n in g.nodes:
+        pos.setdefault(n, np.zeros(2))
+    return pos
+
+
+def text_positions(pos: dict[Any, np.ndarray], nodes: list) -> list[str]:
+    """Labels placed outwards: right of nodes on the right half, left of those on the left."""
+    return ["middle right" if pos[n][0] >= 0 else "middle left" for n in nodes]
+
+
 def edge_width(abs_score: float, max_abs: float) -> float:
     """Line width for an edge: linear in |score| from `EDGE_WIDTH_MIN` to `EDGE_WIDTH_MAX`."""
     if max_abs <= 0:
@@ -78,10 +109,11 @@ def _segments(pos: dict, edges: list[tuple[Any, Any]]) -> tuple[list, list]:
 
 
 def _node_trace(g: nx.Graph, pos: dict, nodes: list, name: str, colour: str, size: float,
-                symbol: str, labels: list[str], hovers: list[str]) -> go.Scatter:
+                symbol: str, labels: list[str], hovers: list[str], outward: bool = False) -> go.Scatter:
     return go.Scatter(
         x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
-        mode="markers+text", name=name, text=labels, textposition="top center",
+        mode="markers+text", name=name, text=labels,
+        textposition=text_positions(pos, nodes) if outward else "top center",
         hovertext=hovers, hoverinfo="text", customdata=[g.nodes[n]["text"] for n in nodes],
         marker=dict(color=colour, size=size, symbol=symbol, line=dict(color=theme.OUTLINE, width=1)),
     )
@@ -111,7 +143,8 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     """
     g = explanation_graph(explanation, k=k, head_atoms=head_atoms)
     title = title if title is not None else f"Explanation of {truncate(explanation.target, 80)}"
-    pos = graph_layout(g, seed=seed)
+    t = target_node(explanation)
+    pos = radial_layout(g, t) if t in g else graph_layout(g, seed=seed)
     fig = go.Figure()
     items = [n for n, d in g.nodes(data=True) if d["kind"] == "item"]
     max_abs = max((abs(g.nodes[n]["score"]) for n in items), default=0.0)
@@ -132,14 +165,13 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
         if nodes:
             fig.add_trace(_node_trace(g, pos, nodes, name, colour, 12, "circle",
                                       [truncate(g.nodes[n]["text"], label_width) for n in nodes],
-                                      [_atom_hover(g.nodes[n]) for n in nodes]))
+                                      [_atom_hover(g.nodes[n]) for n in nodes], outward=True))
     for name, flag in (("explainable items", True), ("non-explainable items", False)):
         nodes = [n for n in items if g.nodes[n]["explainable"] is flag]
         if nodes:
             fig.add_trace(_node_trace(g, pos, nodes, name, theme.explainable_colour(flag), 16, "square",
                                       [f"#{g.nodes[n]['rank']}" for n in nodes],
                                       [_item_hover(g.nodes[n]) for n in nodes]))
-    t = target_node(explanation)
     td = g.nodes[t]
     values = [f"prediction {fmt(td['prediction'])}" if td["prediction"] is not None else "",
               f"truth {fmt(td['truth'])}" if td["truth"] is not None else ""]
