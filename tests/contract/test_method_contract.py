@@ -16,7 +16,7 @@ from xcore.methods import PREDICTION_COLUMNS, REGISTRY, Estimator, Run, RunCache
 
 METHODS = list(REGISTRY)
 QUICK = {"esms": {"iterations": 4, "rules_per_model": 5}, "mln": {"T": 3, "n_samples": 300, "burn_in": 50},
-         "plkb": {"explain_rows": 10}}
+         "plkb": {"explain_rows": 10}, "nlil": {"epochs": 40, "rounds": 2, "clusters": 2}}
 """Smaller settings so the suite stays fast; every other field is the method's default for its sample."""
 
 pytestmark = pytest.mark.xdist_group("contract")
@@ -147,7 +147,8 @@ def test_bad_bundles_are_xcore_errors():
 
 @pytest.mark.parametrize("key", METHODS)
 def test_inapplicable_data_is_an_xcore_error_with_the_reason(key):
-    other = {"esms": "friends_smokers", "mln": "titanic_like", "plkb": "friends_smokers"}[key]
+    other = {"esms": "friends_smokers", "mln": "titanic_like", "plkb": "friends_smokers",
+             "nlil": "titanic_like"}[key]
     ds = load_sample(other)
     reason = REGISTRY[key].applicable(ds)
     assert reason

@@ -21,6 +21,7 @@ _ENTRIES: dict[str, str] = {
     "esms": "xcore.psl.method:SPEC",
     "mln": "xcore.mln.method:SPEC",
     "plkb": "xcore.plkb.method:SPEC",
+    "nlil": "xcore.nlil.method:SPEC",
 }
 """Registry key -> "module:attribute" of the method's `MethodSpec`, in navigation order."""
 

@@ -1,0 +1,299 @@
+"""m-NLIL as a registered method: settings, estimator (one m-NLIL per head predicate), the lifted-rule
+explainer, and its `Run`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from xcore.data.dataset import RelationalDataset
+from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
+from xcore.nlil.mnlil import Config, LabelRules, fit_label
+from xcore.nlil.rules import fires, quality
+from xcore.runtime import Progress, scaled
+
+RULES = "nlil:rules"
+
+RULE_SCORE = ScoreSpec(
+    label="rule precision",
+    measures="the share of the training queries the lifted rule fires for that are true, measured by "
+             "executing the rule with DuckDB joins on the facts (not by the network); extras give its "
+             "recall, support, cluster and whether it fires for this target.",
+    signed=False, unit="fraction")
+
+
+class NLILSettings(Settings):
+    """Everything that decides an m-NLIL run."""
+
+    heads: tuple[str, ...] = ()
+    """Head predicates to learn (empty: every unary or binary predicate with targets, at most `max_heads`)."""
+    max_heads: int = Field(4, ge=1, le=64)
+    path_length: int = Field(2, ge=1, le=4)
+    depth: int = Field(2, ge=1, le=4)
+    statements: int = Field(6, ge=1, le=32)
+    width: int = Field(4, ge=1, le=16)
+    clusters: int = Field(3, ge=1, le=10)
+    init: Literal["kmeans", "frequency"] = "kmeans"
+    lam: float = Field(0.1, ge=0.0, le=100.0)
+    rounds: int = Field(4, ge=1, le=50)
+    epochs: int = Field(100, ge=1, le=5000)
+    lr: float = Field(0.05, gt=0.0, le=1.0)
+    negatives: int = Field(2, ge=0, le=20)
+    """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
+    attention: Literal["table"] = "table"
+    """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
+    n_jobs: int = Field(1, ge=1, le=8)
+    explain_targets: int = Field(50, ge=1, le=10_000)
+    seed: int = Field(0, ge=0)
+
+    def config(self) -> Config:
+        return Config(statements=self.statements, path_length=self.path_length, depth=self.depth, width=self.width,
+                      clusters=self.clusters, init=self.init, lam=self.lam, rounds=self.rounds, epochs=self.epochs,
+                      lr=self.lr, n_jobs=self.n_jobs, seed=self.seed)
+
+    def estimator(self) -> "NLILEstimator":
+        return NLILEstimator(self)
+
+
+def candidate_heads(ds: RelationalDataset) -> list[str]:
+    """Unary or binary predicates with target atoms (and labels to learn from)."""
+    return [p for p in ds.target_predicates if ds.schema[p].arity in (1, 2)]
+
+
+def applicable(ds: RelationalDataset) -> str | None:
+    """Why m-NLIL cannot run on `ds`, or None."""
+    if ds.tabular is not None:
+        return ("it learns rules from graph-structured data (entities and relations), not from the rows of a "
+                "table: load a graph (e.g. the trains or family samples) or generate scene graphs here")
+    heads = candidate_heads(ds)
+    if not heads:
+        return ("it learns rules for a unary or binary predicate with target atoms: load a graph with "
+                "labelled nodes or links (e.g. the trains or family samples) or generate scene graphs here")
+    if not any(p.arity == 2 and len(ds.tables[p.name]["obs"]) for p in ds.schema):
+        return "it needs at least one observed binary relation to build rule bodies from"
+    for h in heads:
+        t = pd.concat([ds.tables[h]["obs"], ds.tables[h]["truth"]])
+        if (t["value"] >= 0.5).any():
+            return None
+    return "no target predicate has a true labelled atom (in its observations or truth) to learn from"
+
+
+def default_settings(ds: RelationalDataset) -> NLILSettings:
+    return NLILSettings(heads=tuple(candidate_heads(ds)[:4]))
+
+
+class NLILEstimator(Estimator):
+    """One m-NLIL per head predicate: trains on the head's labelled observations (its truth when it has
+    none), predicts its target atoms."""
+
+    def __init__(self, settings: NLILSettings) -> None:
+        self.settings = settings
+
+    def _heads(self, ds: RelationalDataset) -> list[str]:
+        heads = list(self.settings.heads) or candidate_heads(ds)[: self.settings.max_heads]
+        for h in heads:
+            if h not in ds.schema:
+                raise XcoreError(f"head predicate {h!r} is not in the dataset")
+            if ds.schema[h].arity not in (1, 2):
+                raise XcoreError(f"head predicate {h!r} has arity {ds.schema[h].arity}; m-NLIL learns unary or binary heads")
+        return heads
+
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "NLILEstimator":
+        s = self.settings
+        heads = self._heads(data)
+        self.labels_: dict[str, LabelRules] = {}
+        self.kbs_: dict[str, KB] = {}
+        self.train_: dict[str, Queries] = {}
+        self.test_: dict[str, Queries] = {}
+        self.in_sample_: dict[str, bool] = {}
+        for i, h in enumerate(heads):
+            kb = kb_from_dataset(data, exclude=(h,))
+            has_obs = len(data.tables[h]["obs"]) > 0
+            part = "obs" if has_obs else "truth"
+            q = queries(data, kb, h, part, negatives=0, seed=s.seed)
+            need_neg = data.schema[h].arity == 2 or not (q.label < 0.5).any()
+            if need_neg and s.negatives:
+                q = queries(data, kb, h, part, negatives=s.negatives, seed=s.seed)
+            if not (q.label > 0.5).any():
+                raise XcoreError(f"{h} has no true labelled atom to learn from")
+            self.kbs_[h], self.train_[h], self.in_sample_[h] = kb, q, not has_obs
+            self.test_[h] = queries(data, kb, h, "truth") if len(data.tables[h]["truth"]) else \
+                queries(data, kb, h, part)
+            self.labels_[h] = fit_label(kb, kb.operators(), q, s.config(),
+                                        scaled(progress, i / len(heads), (i + 1) / len(heads)))
+        self.fitted_ = True
+        return self
+
+    def _targets(self, h: str, ds: RelationalDataset | None) -> tuple[Queries, np.ndarray | None]:
+        """The target atoms of head `h` as queries, with truth labels where known (NaN otherwise)."""
+        kb = self.kbs_[h]
+        if ds is None:
+            q = self.test_[h]
+            return q, q.label.astype(float)
+        t = ds.tables[h]["targets"]
+        q = Queries(h, ds.schema[h].arity, kb.index_of(t["a0"].astype(str).to_numpy()),
+                    kb.index_of(t["a1"].astype(str).to_numpy()) if ds.schema[h].arity == 2 else None,
+                    np.zeros(len(t), np.float32))
+        truth = ds.tables[h]["truth"]
+        cols = ["a0"] if q.y is None else ["a0", "a1"]
+        merged = t[cols].astype(str).merge(truth[cols + ["value"]].astype({c: str for c in cols}), on=cols, how="left")
+        return q, merged["value"].to_numpy(dtype=float)
+
+    def _one(self, head: str, target: str) -> Queries:
+        """The query of one target atom text."""
+        kb = self.kbs_[head]
+        inner = target[len(head) + 1:-1]
+        args = [a.strip() for a in inner.split(",")] if self.labels_[head].arity == 2 else [inner]
+        x = kb.index_of(np.array(args[:1], dtype=object))
+        y = kb.index_of(np.array(args[1:2], dtype=object)) if len(args) == 2 else None
+        return Queries(head, len(args), x, y, np.zeros(1, np.float32))
+
+
+    def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
+        """Every target atom of every head: the soft-OR probability of the cluster networks, the label's
+        truth, whether the union rule fires (by DuckDB) and the first cluster rule that fires."""
+        self.check_fitted()
+        frames = []
+        for h, lr in self.labels_.items():
+            q, truth = self._targets(h, data)
+            kb = self.kbs_[h]
+            p = lr.proba(q.x, q.y)
+            frame = q.frame(kb)
+            fired = np.stack([fires(r, kb.facts(), frame) for r in lr.rules], axis=1)
+            first = np.where(fired.any(1), fired.argmax(1), -1)
+            frames.append(prediction_frame(q.atoms(kb), p, truth, head=h, rule_fires=fired.any(1),
+                                           cluster=first))
+        out = pd.concat(frames, ignore_index=True)
+        return out.drop_duplicates("target", ignore_index=True)
+
+    def rule_frame(self) -> pd.DataFrame:
+        """Every cluster rule and each label's union: precision/recall/support on training and test queries."""
+        self.check_fitted()
+        rows = []
+        for h, lr in self.labels_.items():
+            kb, facts = self.kbs_[h], self.kbs_[h].facts()
+            train, test = self.train_[h], self.test_[h]
+            ftr, fte = train.frame(kb), test.frame(kb)
+            for c, r in enumerate([*lr.rules, lr.union]):
+                is_union = c == len(lr.rules)
+                a = quality(fires(r, facts, ftr), train.label)
+                b = quality(fires(r, facts, fte), test.label)
+                rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text,
+                             "precision": a["precision"], "recall": a["recall"], "support": a["support"],
+                             "members": int(sum(len(m) for m in lr.members)) if is_union else int(len(lr.members[c])),
+                             "test_precision": b["precision"], "test_recall": b["recall"],
+                             "test_support": b["support"]})
+        return pd.DataFrame(rows)
+
+    def covered(self, head: str, cluster: int) -> list[str]:
+        """The training examples (atom texts) assigned to one cluster of a head."""
+        self.check_fitted()
+        q = self.train_[head]
+        return [q.atoms(self.kbs_[head])[i] for i in self.labels_[head].members[cluster]]
+
+    def summary(self, rules: pd.DataFrame | None = None) -> Explanation:
+        """Every lifted rule per head and cluster, and each head's union, as one explanation."""
+        rules = self.rule_frame() if rules is None else rules
+        items = [ExplanationItem(kind="rule", text=r.rule, natural=f"{r.head}, cluster {r.cluster}: {r.rule}",
+                                 score=float(r.precision),
+                                 extras={"head": r.head, "cluster": r.cluster, "recall": float(r.recall),
+                                         "support": int(r.support), "members": int(r.members),
+                                         "test_precision": float(r.test_precision),
+                                         "test_recall": float(r.test_recall)})
+                 for r in rules.itertuples(index=False)]
+        return Explanation(target="model", target_text="m-NLIL rules per label and cluster", method="nlil",
+                           items=items, ordering="given", score_spec=RULE_SCORE)
+
+    def metrics(self, rules: pd.DataFrame, predictions: pd.DataFrame) -> dict[str, float]:
+        """Mean over heads of the union rule's test precision/recall, and the networks' accuracy."""
+        union = rules[rules["cluster"] == "union"]
+        out = {"precision": float(union["test_precision"].mean()), "recall": float(union["test_recall"].mean()),
+               "rules": float(len(rules) - len(union)),
+               "clusters_collapsed": float(sum(bool(lr.collapse) for lr in self.labels_.values()))}
+        known = predictions.dropna(subset=["truth"])
+        if len(known):
+            out["accuracy"] = float(((known["prediction"] >= 0.5) == (known["truth"] >= 0.5)).mean())
+        return out
+
+
+class RuleExplainer(Explainer):
+    """A target's label rules (one per cluster), ranked by precision, each saying whether it fires for it."""
+
+    name = RULES
+    title = "Lifted rules per label (m-NLIL)"
+    score_spec = RULE_SCORE
+
+    def supports(self, model: object) -> str | None:
+        if not isinstance(model, NLILEstimator):
+            return "explains m-NLIL models only"
+        return None if model.is_fitted() else "the model is not fitted"
+
+    def explain(self, model: NLILEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        preds = model.predict()
+        wanted = list(preds["target"][: model.settings.explain_targets]) if targets is None else list(targets)
+        rows = preds.set_index("target")
+        missing = [t for t in wanted if t not in rows.index]
+        if missing:
+            raise XcoreError(f"{missing[0]!r} is not a target of this run")
+        table = model.rule_frame()
+        exps = []
+        for t in wanted:
+            r = rows.loc[t]
+            h = r["head"]
+            kb, lr = model.kbs_[h], model.labels_[h]
+            one = preds[preds["target"] == t]
+            q = model._one(h, t)
+            fired = [bool(fires(rule, kb.facts(), q.frame(kb))[0]) for rule in lr.rules]
+            items = []
+            for c, rule in enumerate(lr.rules):
+                row = table[(table["head"] == h) & (table["cluster"] == str(c))].iloc[0]
+                items.append(ExplanationItem(
+                    kind="rule", text=rule.text, score=float(row["precision"]),
+                    natural=f"{'fires' if fired[c] else 'does not fire'}: {rule.text}",
+                    extras={"cluster": c, "fires": fired[c], "recall": float(row["recall"]),
+                            "support": int(row["support"]), "members": int(row["members"])}))
+            which = [c for c in range(len(fired)) if fired[c]]
+            text = f"{t}: rule of cluster {which[0]} fires" if which else f"{t}: no rule fires"
+            truth = one["truth"].iloc[0]
+            exps.append(Explanation(target=t, target_text=text, prediction=float(r["prediction"]),
+                                    truth=None if pd.isna(truth) else float(truth), items=items))
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer()}
+
+
+def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
+    """Fit m-NLIL per head, predict the targets, explain the first `explain_targets` of them."""
+    t0 = time.perf_counter()
+    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.85))
+    t1 = time.perf_counter()
+    preds = est.predict()
+    rules = est.rule_frame()
+    exps = EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))
+    t2 = time.perf_counter()
+    train_time = sum(lr.timings["train"] for lr in est.labels_.values())
+    return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
+               explanations={RULES: exps}, summary=est.summary(rules), metrics=est.metrics(rules, preds),
+               timings={"fit": t1 - t0, "train": train_time, "explain": t2 - t1}, dataset=dataset.name, model=est,
+               extras={"rules": rules, "history": {h: lr.history for h, lr in est.labels_.items()},
+                       "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
+                       "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
+                       "in_sample": dict(est.in_sample_), "config": asdict(settings.config())})
+
+
+SPEC = MethodSpec(
+    key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES,),
+    run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
+    page="pages/nlil.py", icon=":material/hub:",
+    paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")
