@@ -122,7 +122,8 @@ class Operators:
         k = self.names.index(name)
         m = self.op == k
         idx = torch.stack([self.dst[m], self.src[m]])
-        return torch.sparse_coo_tensor(idx, torch.ones(int(m.sum())), (self.n, self.n)).coalesce()
+        return torch.sparse_coo_tensor(idx, torch.ones(int(m.sum())), (self.n, self.n),
+                                       check_invariants=True).coalesce()
 
     def mixed(self, V: torch.Tensor, a: torch.Tensor, transpose: bool = False) -> torch.Tensor:
         """(S, B, N) soft vectors, (S, K) attention -> (S, B, N): sum_k a[s, k] op_k(V[s]), clamped to [0, 1].

@@ -17,6 +17,7 @@ from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, Sc
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.mnlil import Config, LabelRules, fit_label
+from xcore.nlil.model import one_thread
 from xcore.nlil.rules import fires, quality
 from xcore.runtime import Progress, scaled
 
@@ -276,11 +277,12 @@ EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer()}
 def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
     """Fit m-NLIL per head, predict the targets, explain the first `explain_targets` of them."""
     t0 = time.perf_counter()
-    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.85))
-    t1 = time.perf_counter()
-    preds = est.predict()
-    rules = est.rule_frame()
-    exps = EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))
+    with one_thread():
+        est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.85))
+        t1 = time.perf_counter()
+        preds = est.predict()
+        rules = est.rule_frame()
+        exps = EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))
     t2 = time.perf_counter()
     train_time = sum(lr.timings["train"] for lr in est.labels_.values())
     return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,

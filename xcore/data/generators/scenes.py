@@ -177,7 +177,7 @@ def read_gqa_node_task(folder: Path, target: str) -> RelationalDataset:
     files = sorted(p for p in folder.iterdir() if p.suffix == ".txt") if folder.is_dir() else []
     if not files:
         raise DataError("no scene fact files (*.txt) found", file=str(folder))
-    atom = re.compile(r"^\s*(?:([01])\s+)?([A-Za-z_][\w ]*)\(([^,()]+)(?:,([^,()]+))?\)\s*\.?\s*$")
+    atom = re.compile(r"^\s*(?:([01])\s+)?([A-Za-z_][\w ]*?)\s*\(\s*([^,()\s]+)\s*(?:,\s*([^,()\s]+)\s*)?\)\s*\.?\s*$")
     rows = []
     for f in files:
         for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), start=1):
