@@ -66,6 +66,15 @@ def statements(f: Formula) -> list[Statement]:
     return statements(f.left) + statements(f.right)
 
 
+def positive_statements(f: Formula) -> list[Statement]:
+    """The statements not under a negation (those whose matches are evidence a rule fires)."""
+    if isinstance(f, Statement):
+        return [f]
+    if isinstance(f, Not):
+        return []
+    return positive_statements(f.left) + positive_statements(f.right)
+
+
 def depth(f: Formula) -> int:
     """Nesting depth of connectives (a statement is depth 0)."""
     if isinstance(f, Statement):
@@ -198,10 +207,10 @@ def quality(fired: np.ndarray, label: np.ndarray) -> dict[str, float]:
 
 
 def groundings(rule: Rule, facts: dict[str, pd.DataFrame], x: str, limit: int = 3) -> list[list[str]]:
-    """Up to `limit` ground atoms sets matching one statement of the rule for query subject `x` (unary heads):
-    the subgraph that makes the rule fire, per true statement."""
+    """Up to `limit` sets of ground atoms per non-negated statement of the rule that match for the query
+    subject `x` (unary heads): the subgraph that makes the rule fire."""
     out: list[list[str]] = []
-    for s in statements(rule.body):
+    for s in positive_statements(rule.body):
         ops = [o for o in s.ops if o != "id"]
         if not ops and s.test is None:
             continue
