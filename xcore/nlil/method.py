@@ -23,6 +23,21 @@ from xcore.runtime import Progress, scaled
 
 RULES = "nlil:rules"
 
+GCN_RULES = "nlil:gcn-rules"
+GNNEXPLAINER = "nlil:gnnexplainer"
+
+GCN_RULE_SCORE = ScoreSpec(
+    label="fidelity to the GCN",
+    measures="the share of held-out nodes on which the lifted rule (executed with DuckDB) agrees with the GCN's "
+             "prediction; the rules were learned from the GCN's predictions, not from the truth.",
+    signed=False, unit="fraction")
+
+EDGE_SCORE = ScoreSpec(
+    label="GNNExplainer edge mask",
+    measures="the importance GNNExplainer (torch_geometric.explain) gives the edge for the GCN's prediction of "
+             "this node (a learned soft mask in [0, 1]).",
+    signed=False, unit="mask value")
+
 RULE_SCORE = ScoreSpec(
     label="rule precision",
     measures="the share of the training queries the lifted rule fires for that are true, measured by "
@@ -51,6 +66,12 @@ class NLILSettings(Settings):
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
     attention: Literal["table"] = "table"
     """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
+    mode: Literal["truth", "gcn"] = "truth"
+    """truth: learn rules for the labels; gcn: train a 2-layer GCN on the labels, learn rules for its predictions."""
+    gcn_epochs: int = Field(200, ge=1, le=5000)
+    explainer_epochs: int = Field(100, ge=1, le=2000)
+    compare_nodes: int = Field(20, ge=1, le=500)
+    """GCN mode: how many test nodes the rules and GNNExplainer are compared on."""
     n_jobs: int = Field(1, ge=1, le=8)
     explain_targets: int = Field(50, ge=1, le=10_000)
     seed: int = Field(0, ge=0)
@@ -115,6 +136,7 @@ class NLILEstimator(Estimator):
         self.train_: dict[str, Queries] = {}
         self.test_: dict[str, Queries] = {}
         self.in_sample_: dict[str, bool] = {}
+        self.gcn_: dict[str, tuple] = {}
         for i, h in enumerate(heads):
             kb = kb_from_dataset(data, exclude=(h,))
             has_obs = len(data.tables[h]["obs"]) > 0
@@ -128,10 +150,52 @@ class NLILEstimator(Estimator):
             self.kbs_[h], self.train_[h], self.in_sample_[h] = kb, q, not has_obs
             self.test_[h] = queries(data, kb, h, "truth") if len(data.tables[h]["truth"]) else \
                 queries(data, kb, h, part)
-            self.labels_[h] = fit_label(kb, kb.operators(), q, s.config(),
+            learn_from = q
+            if s.mode == "gcn":
+                learn_from = self._fit_gcn(h, kb, q)
+            self.labels_[h] = fit_label(kb, kb.operators(), learn_from, s.config(),
                                         scaled(progress, i / len(heads), (i + 1) / len(heads)))
         self.fitted_ = True
         return self
+
+    def _fit_gcn(self, h: str, kb: KB, q: Queries) -> Queries:
+        """Train the GCN on the head's labels; the queries relabelled with its predictions."""
+        from xcore.nlil.gnn import gcn_proba, graph_tensors, train_gcn
+
+        if q.arity != 1:
+            raise XcoreError(f"the GCN mode explains node classification: {h} is binary")
+        g = graph_tensors(kb)
+        model = train_gcn(g, q, epochs=self.settings.gcn_epochs, seed=self.settings.seed)
+        p = gcn_proba(model, g)
+        self.gcn_[h] = (model, g, p)
+        return Queries(h, 1, q.x, None, (p[q.x] >= 0.5).astype(np.float32))
+
+    def gcn_comparison(self, h: str) -> pd.DataFrame:
+        """m-NLIL rules against GNNExplainer on the same held-out nodes (those a rule fires for): fidelity+,
+        fidelity-, characterisation; and the rules' agreement with the GCN on all held-out nodes."""
+        from xcore.nlil.gnn import edge_mask_of, fidelity, gnnexplainer_masks
+        from xcore.nlil.rules import groundings
+
+        self.check_fitted()
+        if h not in self.gcn_:
+            raise XcoreError("this run has no GCN: train with mode='gcn'")
+        model, g, p = self.gcn_[h]
+        kb, lr, test = self.kbs_[h], self.labels_[h], self.test_[h]
+        facts, frame = kb.facts(), test.frame(kb)
+        fired = np.stack([fires(r, facts, frame) for r in lr.rules], axis=1)
+        agree = float((fired.any(1) == (p[test.x] >= 0.5)).mean()) if len(test) else 0.0
+        pick = np.flatnonzero(fired.any(1))[: self.settings.compare_nodes]
+        nodes = test.x[pick]
+        masks = [edge_mask_of(g, kb, groundings(lr.rules[int(fired[i].argmax())], facts, kb.entities[test.x[i]]))
+                 for i in pick]
+        ours = fidelity(model, g, nodes, masks)
+        theirs = fidelity(model, g, nodes, gnnexplainer_masks(model, g, nodes, [int(m.sum()) for m in masks],
+                                                                 epochs=self.settings.explainer_epochs,
+                                                                 seed=self.settings.seed))
+        return pd.DataFrame([{"head": h, "explainer": "m-NLIL rules", "nodes": len(nodes), **ours,
+                              "agreement_with_gcn": agree},
+                             {"head": h, "explainer": "GNNExplainer (top-k edges)", "nodes": len(nodes), **theirs,
+                              "agreement_with_gcn": float("nan")}])
 
     def _targets(self, h: str, ds: RelationalDataset | None) -> tuple[Queries, np.ndarray | None]:
         """The target atoms of head `h` as queries, with truth labels where known (NaN otherwise)."""
@@ -170,8 +234,9 @@ class NLILEstimator(Estimator):
             frame = q.frame(kb)
             fired = np.stack([fires(r, kb.facts(), frame) for r in lr.rules], axis=1)
             first = np.where(fired.any(1), fired.argmax(1), -1)
+            extra = {"gcn": self.gcn_[h][2][q.x]} if h in self.gcn_ else {}
             frames.append(prediction_frame(q.atoms(kb), p, truth, head=h, rule_fires=fired.any(1),
-                                           cluster=first))
+                                           cluster=first, **extra))
         out = pd.concat(frames, ignore_index=True)
         return out.drop_duplicates("target", ignore_index=True)
 
@@ -187,7 +252,10 @@ class NLILEstimator(Estimator):
                 is_union = c == len(lr.rules)
                 a = quality(fires(r, facts, ftr), train.label)
                 b = quality(fires(r, facts, fte), test.label)
-                rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text,
+                extra = {}
+                if h in self.gcn_:
+                    extra["fidelity"] = float((fires(r, facts, fte) == (self.gcn_[h][2][test.x] >= 0.5)).mean())
+                rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text, **extra,
                              "precision": a["precision"], "recall": a["recall"], "support": a["support"],
                              "members": int(sum(len(m) for m in lr.members)) if is_union else int(len(lr.members[c])),
                              "test_precision": b["precision"], "test_recall": b["recall"],
@@ -271,7 +339,84 @@ class RuleExplainer(Explainer):
         return self.finish(ExplanationSet(exps, method=self.name))
 
 
-EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer()}
+class GCNRuleExplainer(RuleExplainer):
+    """The rules m-NLIL learned from the GCN's predictions, scored by their agreement with the GCN."""
+
+    name = GCN_RULES
+    title = "Rules explaining the GCN (m-NLIL)"
+    score_spec = GCN_RULE_SCORE
+
+    def supports(self, model: object) -> str | None:
+        reason = super().supports(model)
+        if reason is None and not model.gcn_:  # type: ignore[union-attr]
+            return "the model has no GCN: train with mode='gcn'"
+        return reason
+
+    def explain(self, model: NLILEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        base = RuleExplainer.explain(self, model, data, targets, progress)
+        table = model.rule_frame().set_index(["head", "cluster"])
+        preds = model.predict().set_index("target")
+        exps = []
+        for e in base:
+            h = preds.loc[e.target, "head"]
+            items = [ExplanationItem(kind="rule", text=it.text, natural=it.natural,
+                                     score=float(table.loc[(h, str(it.extras["cluster"])), "fidelity"]),
+                                     extras={**it.extras, "precision": it.score}) for it in e.items]
+            exps.append(Explanation(target=e.target, target_text=e.target_text,
+                                    prediction=float(preds.loc[e.target, "gcn"]), truth=e.truth, items=items))
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+class GNNExplainerExplainer(Explainer):
+    """GNNExplainer's most important edges for the GCN's prediction of a node (the comparison baseline)."""
+
+    name = GNNEXPLAINER
+    title = "GNNExplainer (torch_geometric.explain)"
+    score_spec = EDGE_SCORE
+
+    def __init__(self, k: int = 8) -> None:
+        self.k = k
+
+    def supports(self, model: object) -> str | None:
+        return GCNRuleExplainer().supports(model)
+
+    def explain(self, model: NLILEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        from xcore.nlil.gnn import gnnexplainer_soft
+
+        model.check_fitted()
+        preds = model.predict()
+        wanted = list(preds["target"][: model.settings.compare_nodes]) if targets is None else list(targets)
+        rows = preds.set_index("target")
+        exps = []
+        for t in wanted:
+            if t not in rows.index:
+                raise XcoreError(f"{t!r} is not a target of this run")
+            h = rows.loc[t, "head"]
+            gcn, g, _ = model.gcn_[h]
+            kb = model.kbs_[h]
+            v = model._one(h, t).x[0]
+            mask = gnnexplainer_soft(gcn, g, np.array([v]), epochs=model.settings.explainer_epochs,
+                                     seed=model.settings.seed)[0].numpy()
+            order = np.argsort(-mask, kind="stable")[: self.k]
+            items = []
+            for e in order:
+                if mask[e] <= 0:
+                    continue
+                a, b = kb.entities[g.pairs[e, 0]], kb.entities[g.pairs[e, 1]]
+                items.append(ExplanationItem(kind="ground_formula", text=f"edge({a}, {b})",
+                                             natural=f"the edge between {a} and {b}", score=float(mask[e]),
+                                             atoms=[f"edge({a}, {b})"]))
+            truth = rows.loc[t, "truth"]
+            exps.append(Explanation(target=t, target_text=f"{t}: GCN predicts {rows.loc[t, 'gcn']:.3f}",
+                                    prediction=float(rows.loc[t, "gcn"]),
+                                    truth=None if pd.isna(truth) else float(truth), items=items))
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer(), GCN_RULES: GCNRuleExplainer(),
+                                    GNNEXPLAINER: GNNExplainerExplainer()}
 
 
 def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
@@ -282,20 +427,35 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
         t1 = time.perf_counter()
         preds = est.predict()
         rules = est.rule_frame()
-        exps = EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))
+        exps = {RULES: EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))}
+        metrics = est.metrics(rules, preds)
+        comparison = None
+        if settings.mode == "gcn":
+            exps[GCN_RULES] = EXPLAINERS[GCN_RULES].explain(est)
+            exps[GNNEXPLAINER] = EXPLAINERS[GNNEXPLAINER].explain(est)
+            comparison = pd.concat([est.gcn_comparison(h) for h in est.labels_], ignore_index=True)
+            known = preds.dropna(subset=["truth"])
+            metrics["gcn_accuracy"] = float(((known["gcn"] >= 0.5) == (known["truth"] >= 0.5)).mean())
+            for name, key in (("m-NLIL rules", "rules"), ("GNNExplainer (top-k edges)", "gnnexplainer")):
+                sub = comparison[comparison["explainer"] == name]
+                metrics[f"{key}_fidelity+"] = float(sub["fidelity+"].mean())
+                metrics[f"{key}_fidelity-"] = float(sub["fidelity-"].mean())
+                metrics[f"{key}_characterization"] = float(sub["characterization"].mean())
+            metrics["rules_agreement_with_gcn"] = float(comparison["agreement_with_gcn"].dropna().mean())
     t2 = time.perf_counter()
     train_time = sum(lr.timings["train"] for lr in est.labels_.values())
     return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
-               explanations={RULES: exps}, summary=est.summary(rules), metrics=est.metrics(rules, preds),
+               explanations=exps, summary=est.summary(rules), metrics=metrics,
                timings={"fit": t1 - t0, "train": train_time, "explain": t2 - t1}, dataset=dataset.name, model=est,
                extras={"rules": rules, "history": {h: lr.history for h, lr in est.labels_.items()},
                        "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
-                       "in_sample": dict(est.in_sample_), "config": asdict(settings.config())})
+                       "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
+                       "gcn_comparison": comparison})
 
 
 SPEC = MethodSpec(
-    key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES,),
+    key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
     page="pages/nlil.py", icon=":material/hub:",
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")

@@ -45,9 +45,15 @@ Formula = Union[Statement, Not, And, Or]
 
 
 def simplify(f: Formula) -> Formula:
-    """Drop identity operators and merge ``a & a`` / ``a | a`` into ``a``."""
+    """Drop identity operators and repeated filters, and merge ``a & a`` / ``a | a`` into ``a``."""
     if isinstance(f, Statement):
-        return Statement(tuple(o for o in f.ops if o != "id"), f.test)
+        ops: list[str] = []
+        for o in f.ops:  # identities go; a filter repeated with nothing between (u? u?) is one filter
+            if o != "id" and not (o.endswith("?") and ops and ops[-1] == o):
+                ops.append(o)
+        if ops and f.test is not None and ops[-1] == f"{f.test}?":
+            ops.pop()  # u? then test u: one u
+        return Statement(tuple(ops), f.test)
     if isinstance(f, Not):
         inner = simplify(f.arg)
         return inner.arg if isinstance(inner, Not) else Not(inner)

@@ -131,3 +131,25 @@ def test_filtered_ranks_by_hand():
     # query 1: objects 1 and 3 are other known truths (filtered): rank 1
     # query 2: nothing filtered: object 1 above, object 3 tied: rank 2.5
     np.testing.assert_allclose(filtered_ranks(scores, np.array([2, 2, 2]), known), [1.5, 1.0, 2.5])
+
+
+def test_gcn_mode_rules_are_faithful_and_compared_with_gnnexplainer():
+    pytest.importorskip("torch_geometric")
+    from xcore.nlil.gnn import characterization
+
+    assert characterization(0.6, 0.4) == pytest.approx(0.6) and characterization(0.0, 0.2) == 0.0
+    ds = make_scenes(n_scenes=40, seed=0)
+    run = run_method("nlil", ds, NLILSettings(heads=("street",), mode="gcn", depth=1, epochs=60, rounds=2,
+                                              clusters=3, gcn_epochs=150, compare_nodes=5, explain_targets=5,
+                                              explainer_epochs=30), cache=None)
+    cmp = run.extras["gcn_comparison"]
+    assert list(cmp["explainer"]) == ["m-NLIL rules", "GNNExplainer (top-k edges)"]
+    assert (cmp["nodes"] == 5).all() and cmp[["fidelity+", "fidelity-"]].apply(lambda c: c.between(0, 1).all()).all()
+    assert run.metrics["rules_agreement_with_gcn"] > 0.8  # the rules reproduce the GCN, not just the truth
+    p = run.predictions
+    rules = run.extras["rules"]
+    union = rules[rules["cluster"] == "union"].iloc[0]
+    assert union["fidelity"] == pytest.approx(((p["gcn"] >= 0.5) == p["rule_fires"]).mean())
+    edges = run.explanations["nlil:gnnexplainer"][0]
+    assert edges.items and all(it.text.startswith("edge(") for it in edges.items)
+    assert run.explanations["nlil:gcn-rules"].score_spec.label == "fidelity to the GCN"
