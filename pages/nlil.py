@@ -55,12 +55,16 @@ def settings_form(ds: RelationalDataset) -> NLILSettings | None:
     epochs = c[2].number_input("Epochs per round", 10, 2000, 100, step=10, key="nlil_epochs")
     rounds = c[3].number_input("Rounds (Algorithm 1)", 1, 20, 4, key="nlil_rounds")
     seed = c[4].number_input("Seed", 0, 10_000, 0, key="nlil_seed")
+    unary = all(ds.schema[h].arity == 1 for h in chosen)
+    gcn = st.toggle("GCN mode: train a 2-layer GCN, learn rules for its predictions, compare with GNNExplainer",
+                    key="nlil_gcn", disabled=not unary,
+                    help="Node classification only (unary labels).")
     if not chosen:
         st.info("Choose at least one target label.")
         return None
     return guarded(NLILSettings, heads=tuple(chosen), path_length=int(T), depth=int(depth), clusters=int(clusters),
                    lam=float(lam), init=init, statements=int(statements), width=int(width), epochs=int(epochs),
-                   rounds=int(rounds), seed=int(seed))
+                   rounds=int(rounds), seed=int(seed), mode="gcn" if gcn and unary else "truth")
 
 
 def show_rules(run: Run) -> None:
@@ -121,6 +125,28 @@ def show_target(run: Run, target: str) -> None:
         st.caption("Matching facts: " + "; ".join(", ".join(g) for g in ground))
 
 
+def show_gcn(run: Run) -> None:
+    """The GCN explained: rules' agreement with it, and rules against GNNExplainer on the same nodes."""
+    cmp = run.extras.get("gcn_comparison")
+    if cmp is None:
+        st.info("Switch on GCN mode above and train to explain a GCN with rules and compare with GNNExplainer.")
+        return
+    st.caption(f"GCN accuracy on the held-out targets: {run.metrics.get('gcn_accuracy', float('nan')):.3f}. "
+               "Rules were learned from the GCN's predictions; fidelity+ (prediction flips when the explanation's "
+               "edges are removed, higher is better), fidelity- (flips when only they are kept, lower is better), "
+               "characterisation (their harmonic mean). GNNExplainer keeps as many top edges as the rule's subgraph.")
+    st.dataframe(cmp.round(3), hide_index=True, width="stretch", key="nlil_gcn_cmp")
+    target = st.selectbox("Node", list(run.explanations["nlil:gnnexplainer"].targets), key="nlil_gcn_node")
+    if target is not None:
+        left, right = st.columns(2)
+        with left:
+            explanation_panel(run.explanations["nlil:gcn-rules"][target], key="nlil_gcn_rules", graph=False,
+                              title="m-NLIL rules (fidelity to the GCN)")
+        with right:
+            explanation_panel(run.explanations["nlil:gnnexplainer"][target], key="nlil_gnnexp", graph=False,
+                              title="GNNExplainer edges")
+
+
 def show_training(run: Run) -> None:
     """Loss per epoch of every cluster network, and Algorithm 1's rounds."""
     fig = go.Figure()
@@ -147,7 +173,7 @@ stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
     metrics_row(run.metrics, ["precision", "recall", "accuracy", "rules", "clusters_collapsed"])
-    tabs = st.tabs(["Rules", "Predictions & explanations", "Training", "Downloads"])
+    tabs = st.tabs(["Rules", "Predictions & explanations", "Training", "GCN explainer", "Downloads"])
     with tabs[0]:
         show_rules(run)
     with tabs[1]:
@@ -157,4 +183,6 @@ if run is not None:
     with tabs[2]:
         show_training(run)
     with tabs[3]:
+        show_gcn(run)
+    with tabs[4]:
         run_downloads(run, key="nlil_dl")

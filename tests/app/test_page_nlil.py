@@ -72,3 +72,18 @@ def test_no_label_chosen_says_so_and_disables_training():
     at.run()
     assert any("at least one target label" in i.value for i in at.info)
     assert at.button(key="nlil_train").disabled
+
+
+def test_gcn_mode_compares_rules_with_gnnexplainer():
+    at = page("nlil", make_scenes(n_scenes=30, seed=1))
+    at.multiselect(key="nlil_heads").set_value(["table"])
+    at.slider(key="nlil_depth").set_value(1)
+    at.toggle(key="nlil_gcn").set_value(True)
+    quick(at)
+    for _ in range(2):
+        click(at, "nlil_train")
+        assert not errors(at)
+    cmp = [d.value for d in at.dataframe if "fidelity+" in d.value.columns][0]
+    assert list(cmp["explainer"]) == ["m-NLIL rules", "GNNExplainer (top-k edges)"]
+    assert any("GNNExplainer edge mask" in c for c in captions(at))
+    assert any("fidelity to the GCN" in c for c in captions(at))
