@@ -314,27 +314,30 @@ class RuleExplainer(Explainer):
         missing = [t for t in wanted if t not in rows.index]
         if missing:
             raise XcoreError(f"{missing[0]!r} is not a target of this run")
-        table = model.rule_frame()
-        exps = []
-        for t in wanted:
-            r = rows.loc[t]
-            h = r["head"]
+        table = model.rule_frame().set_index(["head", "cluster"])
+        heads = rows.loc[wanted, "head"].to_numpy() if wanted else np.array([], dtype=object)
+        fired: dict[str, np.ndarray] = {}
+        for h in dict.fromkeys(heads):  # one DuckDB execution per rule over all wanted targets of a head
+            mine = [t for t, hh in zip(wanted, heads) if hh == h]
             kb, lr = model.kbs_[h], model.labels_[h]
-            one = preds[preds["target"] == t]
-            q = model._one(h, t)
-            fired = [bool(fires(rule, kb.facts(), q.frame(kb))[0]) for rule in lr.rules]
+            frame = pd.concat([model._one(h, t).frame(kb) for t in mine], ignore_index=True)
+            flags = np.stack([fires(rule, kb.facts(), frame) for rule in lr.rules], axis=1)
+            fired.update({t: flags[i] for i, t in enumerate(mine)})
+        exps = []
+        for t, h in zip(wanted, heads):
+            lr, f = model.labels_[h], fired[t]
             items = []
             for c, rule in enumerate(lr.rules):
-                row = table[(table["head"] == h) & (table["cluster"] == str(c))].iloc[0]
+                row = table.loc[(h, str(c))]
                 items.append(ExplanationItem(
                     kind="rule", text=rule.text, score=float(row["precision"]),
-                    natural=f"{'fires' if fired[c] else 'does not fire'}: {rule.text}",
-                    extras={"cluster": c, "fires": fired[c], "recall": float(row["recall"]),
+                    natural=f"{'fires' if f[c] else 'does not fire'}: {rule.text}",
+                    extras={"cluster": c, "fires": bool(f[c]), "recall": float(row["recall"]),
                             "support": int(row["support"]), "members": int(row["members"])}))
-            which = [c for c in range(len(fired)) if fired[c]]
-            text = f"{t}: rule of cluster {which[0]} fires" if which else f"{t}: no rule fires"
-            truth = one["truth"].iloc[0]
-            exps.append(Explanation(target=t, target_text=text, prediction=float(r["prediction"]),
+            which = np.flatnonzero(f)
+            text = f"{t}: rule of cluster {which[0]} fires" if len(which) else f"{t}: no rule fires"
+            truth = rows.loc[t, "truth"]
+            exps.append(Explanation(target=t, target_text=text, prediction=float(rows.loc[t, "prediction"]),
                                     truth=None if pd.isna(truth) else float(truth), items=items))
         return self.finish(ExplanationSet(exps, method=self.name))
 

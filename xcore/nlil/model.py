@@ -92,7 +92,8 @@ class NLIL(nn.Module):
         x = torch.as_tensor(q.x, dtype=torch.long)
         if self.arity == 1:
             return self(None, hard)[x]
-        return self(x, hard)[torch.arange(len(x)), torch.as_tensor(q.y, dtype=torch.long)]
+        ux, inv = torch.unique(x, return_inverse=True)
+        return self(ux, hard)[inv, torch.as_tensor(q.y, dtype=torch.long)]
 
     def example_losses(self, q: Queries) -> np.ndarray:
         """Binary cross-entropy of each query (no gradient)."""
@@ -175,7 +176,8 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
         total = 0.0
         for s in range(0, len(q), batch):
             idx = order[s:s + batch]
-            p = model(x[idx])[torch.arange(len(idx)), yy[idx]].clamp(1e-6, 1 - 1e-6)
+            ux, inv = torch.unique(x[idx], return_inverse=True)  # queries sharing a subject share its chain
+            p = model(ux)[inv, yy[idx]].clamp(1e-6, 1 - 1e-6)
             loss = (w[idx] * -(y[idx] * p.log() + (1 - y[idx]) * (1 - p).log())).sum() / w[idx].sum()
             opt.zero_grad()
             loss.backward()
