@@ -118,7 +118,12 @@ def gcn_table() -> pd.DataFrame:
 
 
 def md(frame: pd.DataFrame) -> str:
-    return frame.to_markdown(index=False, floatfmt=".3f")
+    """A markdown table (floats to 3 decimals)."""
+    def cell(v) -> str:
+        return f"{v:.3f}" if isinstance(v, (float, np.floating)) else str(v)
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
 
 
 def main() -> None:

@@ -153,3 +153,12 @@ def test_gcn_mode_rules_are_faithful_and_compared_with_gnnexplainer():
     edges = run.explanations["nlil:gnnexplainer"][0]
     assert edges.items and all(it.text.startswith("edge(") for it in edges.items)
     assert run.explanations["nlil:gcn-rules"].score_spec.label == "fidelity to the GCN"
+
+
+def test_clusters_in_parallel_processes_give_the_sequential_result(street):
+    ds, kb, ops, train, _ = street
+    cfg = Config(clusters=2, depth=1, epochs=20, rounds=1, seed=0)
+    seq = fit_label(kb, ops, train, cfg)
+    par = fit_label(kb, ops, train, Config(**{**cfg.__dict__, "n_jobs": 2}))
+    assert [r.text for r in par.rules] == [r.text for r in seq.rules]
+    np.testing.assert_array_equal(par.proba(train.x), seq.proba(train.x))
