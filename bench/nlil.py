@@ -78,7 +78,7 @@ def timing_table() -> pd.DataFrame:
                      "training queries": len(train), "epochs (all clusters)": epochs,
                      "train s": res.timings["train"], "total s": total,
                      "ms per cluster-epoch": 1000 * res.timings["train"] / max(epochs, 1),
-                     "rules": " | ".join(r.text.split(" <- ")[1] for r in res.rules)})
+                     "rules": "; ".join(r.text.split(" <- ")[1] for r in res.rules)})
     return pd.DataFrame(rows)
 
 

@@ -8,8 +8,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, metrics_row, predictions_browser,
-                              run_button, run_downloads, stale_notice)
+from pages.components import (
+    applicability_gate,
+    derived,
+    explanation_panel,
+    metrics_row,
+    predictions_browser,
+    run_button,
+    run_downloads,
+    stale_notice,
+)
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
 from xcore.methods import Run

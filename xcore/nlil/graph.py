@@ -41,7 +41,7 @@ class KB:
                     for p, e in self.binary.items()})
         return out
 
-    def operators(self) -> "Operators":
+    def operators(self) -> Operators:
         return Operators.of(self)
 
 
@@ -91,7 +91,7 @@ class Operators:
     n: int
 
     @classmethod
-    def of(cls, kb: KB) -> "Operators":
+    def of(cls, kb: KB) -> Operators:
         src, dst, op, names = [], [], [], ["id"]
         for p in sorted(kb.binary):
             s, o = kb.binary[p]
@@ -156,7 +156,7 @@ class Queries:
     def __len__(self) -> int:
         return len(self.x)
 
-    def subset(self, mask: np.ndarray) -> "Queries":
+    def subset(self, mask: np.ndarray) -> Queries:
         return Queries(self.head, self.arity, self.x[mask], None if self.y is None else self.y[mask], self.label[mask])
 
     def frame(self, kb: KB) -> pd.DataFrame:

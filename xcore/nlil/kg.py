@@ -44,4 +44,4 @@ def kg_metrics(lr: LabelRules, ds: RelationalDataset, kb: KB, test: Queries, bat
         ranks.append(filtered_ranks(lr.all_scores(xb), yb, known_objects(ds, kb, lr.head, xb)))
     r = np.concatenate(ranks) if ranks else np.zeros(0)
     return {"mrr": float((1.0 / r).mean()) if len(r) else 0.0,
-            f"hits@{hits}": float((r <= hits).mean()) if len(r) else 0.0, "queries": int(len(r))}
+            f"hits@{hits}": float((r <= hits).mean()) if len(r) else 0.0, "queries": len(r)}

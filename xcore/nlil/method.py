@@ -14,7 +14,14 @@ from pydantic import Field
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.methods.base import (
+    Estimator,
+    Explainer,
+    MethodSpec,
+    Run,
+    Settings,
+    prediction_frame,
+)
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.mnlil import Config, LabelRules, fit_label
 from xcore.nlil.model import one_thread
@@ -81,7 +88,7 @@ class NLILSettings(Settings):
                       clusters=self.clusters, init=self.init, lam=self.lam, rounds=self.rounds, epochs=self.epochs,
                       lr=self.lr, n_jobs=self.n_jobs, seed=self.seed)
 
-    def estimator(self) -> "NLILEstimator":
+    def estimator(self) -> NLILEstimator:
         return NLILEstimator(self)
 
 
@@ -128,7 +135,7 @@ class NLILEstimator(Estimator):
                 raise XcoreError(f"head predicate {h!r} has arity {ds.schema[h].arity}; m-NLIL learns unary or binary heads")
         return heads
 
-    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "NLILEstimator":
+    def fit(self, data: RelationalDataset, progress: Progress | None = None) -> NLILEstimator:
         s = self.settings
         heads = self._heads(data)
         self.labels_: dict[str, LabelRules] = {}
@@ -257,7 +264,7 @@ class NLILEstimator(Estimator):
                     extra["fidelity"] = float((fires(r, facts, fte) == (self.gcn_[h][2][test.x] >= 0.5)).mean())
                 rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text, **extra,
                              "precision": a["precision"], "recall": a["recall"], "support": a["support"],
-                             "members": int(sum(len(m) for m in lr.members)) if is_union else int(len(lr.members[c])),
+                             "members": int(sum(len(m) for m in lr.members)) if is_union else len(lr.members[c]),
                              "test_precision": b["precision"], "test_recall": b["recall"],
                              "test_support": b["support"]})
         return pd.DataFrame(rows)

@@ -8,10 +8,11 @@ f(x, w_c) from the cluster network is replaced by this shared embedding (stated,
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-import multiprocessing as mp
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ import torch
 from xcore.nlil.graph import KB, Operators, Queries
 from xcore.nlil.model import NLIL, train
 from xcore.nlil.rules import Or, Rule, fires, quality
-from xcore.runtime import Progress, scaled
+from xcore.runtime import Progress
 
 
 def node_embedding(ops: Operators) -> np.ndarray:
@@ -155,53 +156,57 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
     states: list[dict | None] = [None] * k
     history, collapse, curves = [], [], [[] for _ in range(k)]
     train_time = 0.0
-    for rnd in range(cfg.rounds):
-        jobs = []
-        for c in range(k):
-            mask = np.zeros(len(q), dtype=bool)
-            mask[pos[assign == c]] = True
-            mask[neg] = True
-            jobs.append((ops, q.head, q.arity, cfg, states[c], q.subset(mask), cfg.seed + 101 * c))
-        t1 = time.perf_counter()
-        if cfg.n_jobs > 1 and k > 1:
-            with ProcessPoolExecutor(max_workers=min(cfg.n_jobs, k), mp_context=mp.get_context("spawn")) as pool:
+    with ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        for rnd in range(cfg.rounds):
+            jobs = []
+            for c in range(k):
+                mask = np.zeros(len(q), dtype=bool)
+                mask[pos[assign == c]] = True
+                mask[neg] = True
+                jobs.append((ops, q.head, q.arity, cfg, states[c], q.subset(mask), cfg.seed + 101 * c))
+            t1 = time.perf_counter()
+            if cfg.n_jobs > 1 and k > 1:
+                if pool is None:  # one pool for every round: workers start (and import torch) once
+                    pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(cfg.n_jobs, k),
+                                                                   mp_context=mp.get_context("spawn")))
                 results = list(pool.map(_train_one, jobs))
-        else:
-            results = [_train_one(j) for j in jobs]
-        train_time += time.perf_counter() - t1
-        states = [r[0] for r in results]
-        for c, r in enumerate(results):
-            curves[c] += r[1]
-        models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
-        if k == 1 or not len(pos):
-            history.append({"round": rnd + 1, "clusters": k, "moved": 0})
-            break
-        qp = q.subset(q.label > 0.5)
-        losses = np.stack([m.example_losses(qp) for m in models], axis=1)  # (P, k)
-        centres = np.stack([emb[assign == c].mean(0) if (assign == c).any() else np.zeros(emb.shape[1])
-                            for c in range(k)])
-        dist = ((emb[:, None, :] - centres[None]) ** 2).sum(-1)
-        new = (losses + cfg.lam * dist).argmin(1)
-        moved = int((new != assign).sum())
-        sizes = np.bincount(new, minlength=k)
-        keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(pos)))
-        if len(keep) < k:
-            collapse.append(f"round {rnd + 1}: {k - len(keep)} of {k} clusters lost their examples "
-                            f"(sizes {sizes.tolist()}); their examples joined the nearest surviving cluster")
-            cost = (losses + cfg.lam * dist)[:, keep]
-            new = keep[cost.argmin(1)]
-            new = np.searchsorted(keep, new)
-            states = [states[c] for c in keep]
-            curves = [curves[c] for c in keep]
-            k = len(keep)
-        history.append({"round": rnd + 1, "clusters": k, "moved": moved,
-                        "mean_loss": float(losses.min(1).mean())})
-        if progress is not None:
-            progress((rnd + 1) / cfg.rounds, f"{q.head}: round {rnd + 1}, {moved} examples moved, {k} clusters")
-        converged = moved == 0 and len(keep) == len(centres)
-        assign = new
-        if converged:
-            break
+            else:
+                results = [_train_one(j) for j in jobs]
+            train_time += time.perf_counter() - t1
+            states = [r[0] for r in results]
+            for c, r in enumerate(results):
+                curves[c] += r[1]
+            models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
+            if k == 1 or not len(pos):
+                history.append({"round": rnd + 1, "clusters": k, "moved": 0})
+                break
+            qp = q.subset(q.label > 0.5)
+            losses = np.stack([m.example_losses(qp) for m in models], axis=1)  # (P, k)
+            centres = np.stack([emb[assign == c].mean(0) if (assign == c).any() else np.zeros(emb.shape[1])
+                                for c in range(k)])
+            dist = ((emb[:, None, :] - centres[None]) ** 2).sum(-1)
+            new = (losses + cfg.lam * dist).argmin(1)
+            moved = int((new != assign).sum())
+            sizes = np.bincount(new, minlength=k)
+            keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(pos)))
+            if len(keep) < k:
+                collapse.append(f"round {rnd + 1}: {k - len(keep)} of {k} clusters lost their examples "
+                                f"(sizes {sizes.tolist()}); their examples joined the nearest surviving cluster")
+                cost = (losses + cfg.lam * dist)[:, keep]
+                new = keep[cost.argmin(1)]
+                new = np.searchsorted(keep, new)
+                states = [states[c] for c in keep]
+                curves = [curves[c] for c in keep]
+                k = len(keep)
+            history.append({"round": rnd + 1, "clusters": k, "moved": moved,
+                            "mean_loss": float(losses.min(1).mean())})
+            if progress is not None:
+                progress((rnd + 1) / cfg.rounds, f"{q.head}: round {rnd + 1}, {moved} examples moved, {k} clusters")
+            converged = moved == 0 and len(keep) == len(centres)
+            assign = new
+            if converged:
+                break
     if k == 1 and cfg.clusters > 1 and len(pos) > 1:
         collapse.append(f"collapsed to a single cluster (asked for {cfg.clusters})")
     models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
@@ -229,5 +234,5 @@ def rule_table(lr: LabelRules, kb: KB, q: Queries) -> list[dict]:
         f = fires(r, facts, frame)
         cov = lr.members[c] if c < len(lr.rules) else np.concatenate(lr.members)
         rows.append({"cluster": c if c < len(lr.rules) else -1, "rule": r.text, **quality(f, q.label),
-                     "members": int(len(cov))})
+                     "members": len(cov)})
     return rows

@@ -26,19 +26,19 @@ class Statement:
 
 @dataclass(frozen=True)
 class Not:
-    arg: "Formula"
+    arg: Formula
 
 
 @dataclass(frozen=True)
 class And:
-    left: "Formula"
-    right: "Formula"
+    left: Formula
+    right: Formula
 
 
 @dataclass(frozen=True)
 class Or:
-    left: "Formula"
-    right: "Formula"
+    left: Formula
+    right: Formula
 
 
 Formula = Union[Statement, Not, And, Or]
@@ -250,7 +250,7 @@ def _atoms_of(s: Statement, rows: list[tuple]) -> list[list[str]]:
                 atoms.append(f"{o[:-1]}({row[i]})")
                 i += 1
             else:
-                rel = o[:-3] if o.endswith("^-1") else o
+                rel = o.removesuffix("^-1")
                 atoms.append(f"{rel}({row[i]}, {row[i + 1]})")
                 i += 2
         result.append(atoms)

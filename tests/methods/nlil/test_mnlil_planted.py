@@ -5,10 +5,15 @@ node-task reader and filtered ranking metrics against hand-computed values."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from xcore.data.generators.scenes import PlantedRule, make_scenes, planted_rules, read_frequencies, read_gqa_node_task
+from xcore.data.generators.scenes import (
+    PlantedRule,
+    make_scenes,
+    planted_rules,
+    read_frequencies,
+    read_gqa_node_task,
+)
 from xcore.errors import DataError, XcoreError
 from xcore.methods import run_method
 from xcore.nlil.graph import kb_from_dataset, queries

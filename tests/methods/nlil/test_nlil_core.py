@@ -14,7 +14,17 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate, Schema
 from xcore.nlil.graph import kb_from_dataset, queries
 from xcore.nlil.model import NLIL, train
-from xcore.nlil.rules import And, Not, Or, Rule, Statement, depth, fires, quality, statements
+from xcore.nlil.rules import (
+    And,
+    Not,
+    Or,
+    Rule,
+    Statement,
+    depth,
+    fires,
+    quality,
+    statements,
+)
 
 
 def tiny(seed: int = 0, n: int = 12) -> RelationalDataset:
