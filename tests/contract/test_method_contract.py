@@ -18,7 +18,8 @@ METHODS = list(REGISTRY)
 QUICK = {"esms": {"iterations": 4, "rules_per_model": 5}, "mln": {"T": 3, "n_samples": 300, "burn_in": 50},
          "plkb": {"explain_rows": 10},
          "drm": {"max_draws": 200, "folds": 2, "hidden": [[16]], "learning_rates": [0.01], "max_epochs": 30,
-                 "explain_rows": 4}}
+                 "explain_rows": 4},
+         "nlil": {"epochs": 40, "rounds": 2, "clusters": 2}}
 """Smaller settings so the suite stays fast; every other field is the method's default for its sample."""
 
 pytestmark = pytest.mark.xdist_group("contract")

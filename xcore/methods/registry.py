@@ -16,6 +16,7 @@ _ENTRIES: dict[str, str] = {
     "mln": "xcore.mln.method:SPEC",
     "plkb": "xcore.plkb.method:SPEC",
     "drm": "xcore.drm.method:SPEC",
+    "nlil": "xcore.nlil.method:SPEC",
 }
 """Registry key -> "module:attribute" of the method's `MethodSpec`, in navigation order."""
 

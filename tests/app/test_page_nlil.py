@@ -1,0 +1,89 @@
+"""AppTest of the m-NLIL page: the gate's sample button, generated scenes, training twice, rules with
+their pattern, a selected target's firing rule and matching subgraph, bad settings shown in words."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pagetest import captions, click, errors, item_tables, page
+
+from xcore.data.generators.scenes import make_scenes
+from xcore.data.samples import load_sample
+
+pytestmark = pytest.mark.xdist_group("app")
+
+
+def titles(at) -> list[str]:
+    """The titles of the plotly charts on the page."""
+    out = []
+    for c in at.get("plotly_chart"):
+        title = json.loads(c.proto.spec).get("layout", {}).get("title") or {}
+        out.append(title.get("text", "") if isinstance(title, dict) else str(title))
+    return out
+
+
+def quick(at) -> None:
+    at.number_input(key="nlil_epochs").set_value(40)
+    at.number_input(key="nlil_rounds").set_value(2)
+    at.run()
+
+
+def test_gate_offers_the_trains_and_training_twice_shows_the_classic_rule():
+    at = page("nlil", load_sample("titanic_like"))
+    assert any("cannot run" in w.value for w in at.warning)
+    click(at, "nlil_load_sample")
+    assert at.session_state["dataset"].name == "trains_michalski10"
+    quick(at)
+    for _ in range(2):
+        click(at, "nlil_train")
+        assert not errors(at)
+    rules = [d.value for d in at.dataframe if "rule" in d.value.columns][0]
+    assert any("has_car(X, Z)" in r and "short(Z)" in r and "closed(Z)" in r for r in rules["rule"])
+    assert float({m.label: m.value for m in at.metric}["Recall"]) == 1.0
+    assert any("in-sample" in c for c in captions(at))
+
+
+def test_scenes_rules_pattern_and_firing_subgraph():
+    at = page("nlil", make_scenes(n_scenes=40, seed=2))
+    at.multiselect(key="nlil_heads").set_value(["street"])
+    at.slider(key="nlil_depth").set_value(1)
+    quick(at)
+    click(at, "nlil_train")
+    assert not errors(at)
+    run = list(at.session_state["_runs"].values())[-1]
+    assert set(run.extras["rules"]["head"]) == {"street"}
+    assert any(t.startswith("street(X) <- ") for t in titles(at))  # the rule drawn as a pattern
+    table = item_tables(at)[0]
+    assert len(table) == len(run.model.labels_["street"].rules)
+    assert any("rule precision" in c for c in captions(at))
+    fired = run.predictions[run.predictions["rule_fires"]]
+    assert len(fired)
+    at.text_input(key="nlil_pred_filter").set_value(fired["target"].iloc[0])
+    at.run()
+    assert not at.exception
+    assert any("Matching facts:" in c for c in captions(at))
+    assert any(t.startswith(f"Why {fired['target'].iloc[0]}: street(X) <- ") for t in titles(at))
+
+
+def test_no_label_chosen_says_so_and_disables_training():
+    at = page("nlil", make_scenes(n_scenes=10, seed=0))
+    at.multiselect(key="nlil_heads").set_value([])
+    at.run()
+    assert any("at least one target label" in i.value for i in at.info)
+    assert at.button(key="nlil_train").disabled
+
+
+def test_gcn_mode_compares_rules_with_gnnexplainer():
+    at = page("nlil", make_scenes(n_scenes=30, seed=1))
+    at.multiselect(key="nlil_heads").set_value(["table"])
+    at.slider(key="nlil_depth").set_value(1)
+    at.toggle(key="nlil_gcn").set_value(True)
+    quick(at)
+    for _ in range(2):
+        click(at, "nlil_train")
+        assert not errors(at)
+    cmp = [d.value for d in at.dataframe if "fidelity+" in d.value.columns][0]
+    assert list(cmp["explainer"]) == ["m-NLIL rules", "GNNExplainer (top-k edges)"]
+    assert any("GNNExplainer edge mask" in c for c in captions(at))
+    assert any("fidelity to the GCN" in c for c in captions(at))

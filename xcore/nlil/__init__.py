@@ -1,0 +1,7 @@
+"""m-NLIL: several interpretable first-order rules per label from graph-structured data (on Neural Logic
+Inductive Learning), executed symbolically for precision/recall, and a post-hoc explainer of a GCN.
+
+Modules: `graph` (TensorLog operators over a dataset), `model` (the NLIL network and its training),
+`rules` (rule text and DuckDB execution), `mnlil` (Algorithm 1), `kg` (filtered MRR/Hits@k),
+`gnn` (GCN, GNNExplainer, fidelity), `method` (the registered method), `viz` (rule patterns).
+"""

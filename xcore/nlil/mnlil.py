@@ -1,0 +1,238 @@
+"""m-NLIL (Algorithm 1): several rules per label by alternating NLIL training per cluster with
+reassignment of every positive example to the cluster of lowest loss + lambda * distance to its centre.
+
+Node embeddings are fixed structural features (per binary operator and unary predicate, how many
+neighbours satisfy it, log-scaled and L2-normalised), so centres live in one space; the paper's
+f(x, w_c) from the cluster network is replaced by this shared embedding (stated, not hidden).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from xcore.nlil.graph import KB, Operators, Queries
+from xcore.nlil.model import NLIL, train
+from xcore.nlil.rules import Or, Rule, fires, quality
+from xcore.runtime import Progress
+
+
+def node_embedding(ops: Operators) -> np.ndarray:
+    """(N, D) structural embedding: own unary predicates, and per binary operator the count of
+    neighbours reached through it that satisfy each unary predicate (log1p, rows L2-normalised)."""
+    U = ops.filters  # (Ku, N)
+    nb, n = ops.n_binary, ops.n
+    feats = [U.T]
+    if nb and len(ops.op):
+        msg = U[:, ops.src].T  # (E, Ku)
+        slot = (ops.op - 1) * n + ops.dst
+        agg = torch.zeros(nb * n, U.shape[0]).index_add(0, slot, msg)
+        feats.append(agg.reshape(nb, n, -1).permute(1, 0, 2).reshape(n, -1))
+    X = torch.log1p(torch.cat(feats, dim=1)).numpy().astype(np.float64)
+    norm = np.linalg.norm(X, axis=1, keepdims=True)
+    return X / np.where(norm > 0, norm, 1.0)
+
+
+def query_embedding(emb: np.ndarray, q: Queries) -> np.ndarray:
+    """The embedding of each query: of X (unary heads) or of X and Y side by side (binary heads)."""
+    return emb[q.x] if q.y is None else np.hstack([emb[q.x], emb[q.y]])
+
+
+@dataclass
+class Config:
+    """The NLIL and clustering parameters m-NLIL needs (a plain copy of the method's settings)."""
+
+    statements: int = 6
+    path_length: int = 2
+    depth: int = 2
+    width: int = 4
+    clusters: int = 3
+    init: str = "kmeans"
+    lam: float = 0.1
+    rounds: int = 4
+    epochs: int = 100
+    lr: float = 0.05
+    n_jobs: int = 1
+    seed: int = 0
+    min_cluster: int = 2
+
+
+@dataclass
+class LabelRules:
+    """m-NLIL's result for one head: one model and rule per surviving cluster, members, history."""
+
+    head: str
+    arity: int
+    models: list[NLIL]
+    rules: list[Rule]
+    members: list[np.ndarray]
+    """per cluster, indices (into the training queries) of the positives assigned to it"""
+    history: list[dict] = field(default_factory=list)
+    loss_curves: list[list[float]] = field(default_factory=list)
+    collapse: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def union(self) -> Rule:
+        """The label's rule set as one disjunction."""
+        bodies = list(dict.fromkeys(r.body for r in self.rules))  # identical cluster rules once
+        body = bodies[0]
+        for b in bodies[1:]:
+            body = Or(body, b)
+        return Rule(self.head, self.arity, body)
+
+    def proba(self, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        """The label's probability: the soft OR (max) over the cluster networks."""
+        with torch.no_grad():
+            outs = []
+            for m in self.models:
+                if self.arity == 1:
+                    outs.append(m(None)[torch.as_tensor(x, dtype=torch.long)])
+                else:
+                    full = m(torch.as_tensor(x, dtype=torch.long))
+                    outs.append(full[torch.arange(len(x)), torch.as_tensor(y, dtype=torch.long)])
+            return torch.stack(outs).max(0).values.numpy().astype(float)
+
+    def all_scores(self, x: np.ndarray) -> np.ndarray:
+        """(B, N) scores of every object for subjects `x` (binary heads), max over clusters."""
+        with torch.no_grad():
+            return torch.stack([m(torch.as_tensor(x, dtype=torch.long)) for m in self.models]).max(0).values.numpy()
+
+
+def _train_one(args: tuple) -> tuple[dict, list[float]]:
+    """Train one cluster's network (run in a worker process or inline); returns its state and loss curve."""
+    ops, head, arity, cfg, state, q, seed = args
+    torch.set_num_threads(1)
+    m = NLIL(ops, head, arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
+    if state is not None:
+        m.load_state_dict(state)
+    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed)
+    return m.state_dict(), losses
+
+
+def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -> np.ndarray:
+    """Initial cluster of each positive: k-means on embeddings, or by the most frequent neighbour class."""
+    k = cfg.clusters
+    if k == 1 or len(emb) <= 1:
+        return np.zeros(len(emb), dtype=int)
+    if cfg.init == "frequency":
+        U = ops.filters.numpy()
+        nbr = np.zeros((len(q.x), U.shape[0]))
+        src, dst = ops.src.numpy(), ops.dst.numpy()
+        lookup = np.full(ops.n, -1)
+        lookup[q.x] = np.arange(len(q.x))
+        rows = lookup[dst]
+        ok = rows >= 0
+        np.add.at(nbr, rows[ok], U[:, src[ok]].T)
+        top = nbr.argmax(1)
+        common = np.bincount(top, minlength=U.shape[0]).argsort()[::-1][: k - 1]
+        out = np.full(len(top), k - 1)
+        for c, t in enumerate(common):
+            out[top == t] = c
+        return out
+    from sklearn.cluster import KMeans
+
+    k = min(k, len(np.unique(emb, axis=0)))
+    return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
+
+
+def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
+    """Algorithm 1 for one head: initialise, then alternate training per cluster and reassignment."""
+    t0 = time.perf_counter()
+    emb_all = node_embedding(ops)
+    pos = np.flatnonzero(q.label > 0.5)
+    neg = np.flatnonzero(q.label <= 0.5)
+    emb = query_embedding(emb_all, q)[pos]
+    assign = _initial(emb, q.subset(q.label > 0.5), kb, ops, cfg) if len(pos) else np.zeros(0, int)
+    clusters = sorted(set(assign.tolist())) or [0]
+    assign = np.searchsorted(clusters, assign)
+    k = len(clusters)
+    states: list[dict | None] = [None] * k
+    history, collapse, curves = [], [], [[] for _ in range(k)]
+    train_time = 0.0
+    with ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        for rnd in range(cfg.rounds):
+            jobs = []
+            for c in range(k):
+                mask = np.zeros(len(q), dtype=bool)
+                mask[pos[assign == c]] = True
+                mask[neg] = True
+                jobs.append((ops, q.head, q.arity, cfg, states[c], q.subset(mask), cfg.seed + 101 * c))
+            t1 = time.perf_counter()
+            if cfg.n_jobs > 1 and k > 1:
+                if pool is None:  # one pool for every round: workers start (and import torch) once
+                    pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(cfg.n_jobs, k),
+                                                                   mp_context=mp.get_context("spawn")))
+                results = list(pool.map(_train_one, jobs))
+            else:
+                results = [_train_one(j) for j in jobs]
+            train_time += time.perf_counter() - t1
+            states = [r[0] for r in results]
+            for c, r in enumerate(results):
+                curves[c] += r[1]
+            models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
+            if k == 1 or not len(pos):
+                history.append({"round": rnd + 1, "clusters": k, "moved": 0})
+                break
+            qp = q.subset(q.label > 0.5)
+            losses = np.stack([m.example_losses(qp) for m in models], axis=1)  # (P, k)
+            centres = np.stack([emb[assign == c].mean(0) if (assign == c).any() else np.zeros(emb.shape[1])
+                                for c in range(k)])
+            dist = ((emb[:, None, :] - centres[None]) ** 2).sum(-1)
+            new = (losses + cfg.lam * dist).argmin(1)
+            moved = int((new != assign).sum())
+            sizes = np.bincount(new, minlength=k)
+            keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(pos)))
+            if len(keep) < k:
+                collapse.append(f"round {rnd + 1}: {k - len(keep)} of {k} clusters lost their examples "
+                                f"(sizes {sizes.tolist()}); their examples joined the nearest surviving cluster")
+                cost = (losses + cfg.lam * dist)[:, keep]
+                new = keep[cost.argmin(1)]
+                new = np.searchsorted(keep, new)
+                states = [states[c] for c in keep]
+                curves = [curves[c] for c in keep]
+                k = len(keep)
+            history.append({"round": rnd + 1, "clusters": k, "moved": moved,
+                            "mean_loss": float(losses.min(1).mean())})
+            if progress is not None:
+                progress((rnd + 1) / cfg.rounds, f"{q.head}: round {rnd + 1}, {moved} examples moved, {k} clusters")
+            converged = moved == 0 and len(keep) == len(centres)
+            assign = new
+            if converged:
+                break
+    if k == 1 and cfg.clusters > 1 and len(pos) > 1:
+        collapse.append(f"collapsed to a single cluster (asked for {cfg.clusters})")
+    models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
+    rules = [m.rule() for m in models]
+    same = len(rules) - len(set(r.body for r in rules))
+    if same:
+        collapse.append(f"{same} cluster(s) learned the same rule as another cluster")
+    members = [pos[assign == c] for c in range(k)] if len(pos) else [np.zeros(0, int)]
+    return LabelRules(q.head, q.arity, models, rules, members, history, curves, collapse,
+                      {"train": train_time, "total": time.perf_counter() - t0})
+
+
+def _model(ops: Operators, q: Queries, cfg: Config, state: dict, seed: int) -> NLIL:
+    m = NLIL(ops, q.head, q.arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
+    m.load_state_dict(state)
+    m.eval()
+    return m
+
+
+def rule_table(lr: LabelRules, kb: KB, q: Queries) -> list[dict]:
+    """Per cluster rule and for the union: precision, recall, support on `q`, by DuckDB execution."""
+    facts, frame = kb.facts(), q.frame(kb)
+    rows = []
+    for c, r in enumerate([*lr.rules, lr.union]):
+        f = fires(r, facts, frame)
+        cov = lr.members[c] if c < len(lr.rules) else np.concatenate(lr.members)
+        rows.append({"cluster": c if c < len(lr.rules) else -1, "rule": r.text, **quality(f, q.label),
+                     "members": len(cov)})
+    return rows
