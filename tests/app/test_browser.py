@@ -91,6 +91,19 @@ def test_home_page_in_real_browser(app_url):
     assert SHOT.stat().st_size > 20_000
 
 
+def click_when_ready(locator, attempts: int = 4) -> None:
+    """Click once the button is visible and stable; Streamlit may redraw it while a page settles."""
+    for i in range(attempts):
+        try:
+            locator.wait_for(state="visible", timeout=120_000)
+            locator.click(timeout=30_000)
+            return
+        except Exception:  # noqa: BLE001 - redrawn under the pointer: try again
+            if i == attempts - 1:
+                raise
+            time.sleep(2.0)
+
+
 METHOD_PAGES = [
     ("esms", "Load the Last.fm", "Demo (LastFM sample, small search)", "Test MSE"),
     ("plkb", "Load the Titanic", "Train", "Accuracy"),
@@ -108,8 +121,8 @@ def test_method_pages_in_real_browser(app_url):
         for path, load, run, shown in METHOD_PAGES:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
             page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-            page.get_by_role("button", name=load).first.click(timeout=120_000)
-            page.get_by_role("button", name=run).first.click(timeout=120_000)
+            click_when_ready(page.get_by_role("button", name=load).first)
+            click_when_ready(page.get_by_role("button", name=run).first)
             page.get_by_text(shown).first.wait_for(timeout=300_000)
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
             time.sleep(2.0)  # let plotly finish drawing
