@@ -108,11 +108,14 @@ def is_relational(item: ExplanationItem, target_predicate: str | None) -> bool:
     return len(set(heads)) >= 2
 
 
-def render(exp: Explanation, k: int = 5, graph: bool = True, hide: Iterable[str] = ()) -> RenderedExplanation:
-    """An explanation as participants will see it (method names removed), computed once."""
+def render(exp: Explanation, k: int = 5, graph: bool = True, hide: Iterable[str] = (),
+           show_truth: bool = False) -> RenderedExplanation:
+    """An explanation as participants will see it (method names removed; the true value only when
+    `show_truth`), computed once."""
     hide = list(hide)
-    plain = Explanation(target=exp.target, target_text=exp.target_text, prediction=exp.prediction, truth=exp.truth,
-                        items=exp.top(k), ordering="given", score_spec=exp.score_spec)
+    plain = Explanation(target=exp.target, target_text=exp.target_text, prediction=exp.prediction,
+                        truth=exp.truth if show_truth else None, items=exp.top(k), ordering="given",
+                        score_spec=exp.score_spec)
     ref = Target.parse(exp.target)
     predicate = ref.predicate if ref is not None else None
     reasons = tuple(Reason(natural=_scrub(it.natural or it.text, hide), score=float(it.score),
@@ -156,7 +159,8 @@ def build_study(study_id: str, title: str, sources: list[ConditionSource], targe
         items.append(StudyItem(
             id=f"item{n + 1:03d}", target=target, prompt=first.target_text or first.target,
             prediction=first.prediction, truth=first.truth, correct=is_correct(first, tolerance),
-            explanations={c.code: render(es[target], k=k, graph=graph, hide=hide) for c, es in zip(conditions, sets)}))
+            explanations={c.code: render(es[target], k=k, graph=graph, hide=hide, show_truth=show_truth)
+                          for c, es in zip(conditions, sets)}))
     default_consent = ("You are invited to rate explanations of a model's predictions. Taking part is voluntary; "
                        "you can stop at any time. Your answers are stored without your name.")
     return Study(id=study_id, title=title, consent=consent or default_consent, instructions=instructions,

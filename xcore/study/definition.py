@@ -41,6 +41,12 @@ class StudyModel(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as e:
+            first = e.errors()[0]
+            inner = (first.get("ctx") or {}).get("error")
+            if isinstance(inner, ConfigError):  # a nested model's error: name the full path to the field
+                path = ".".join(str(p) for p in first.get("loc", ()))
+                field = ".".join(x for x in (path, inner.field or "") if x)
+                raise ConfigError(inner.problem, field=field) from None
             raise config_error(e, type(self).__name__) from None
 
 

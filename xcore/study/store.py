@@ -23,6 +23,7 @@ import pandas as pd
 from sqlalchemy import (Boolean, Column, Connection, Engine, ForeignKey, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, func, insert, inspect, select, text, update)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
 
 from xcore import __version__
 from xcore.errors import ConfigError, XcoreError
@@ -134,7 +135,9 @@ def as_url(value: str) -> str:
 
 
 def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+    memory = url in ("sqlite://", "sqlite:///:memory:")
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                           **({"poolclass": StaticPool} if memory else {}))
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -174,6 +177,9 @@ class StudyStore:
         try:
             self.engine = _sqlite_engine(self.url) if self.url.startswith("sqlite") else create_engine(self.url)
             self._migrate()
+        except ImportError as e:
+            raise StudyError(f"cannot open the study database {self._safe_url()}: its driver is not installed "
+                             f"({e.name})") from None
         except SQLAlchemyError as e:
             raise StudyError(f"cannot open the study database {self._safe_url()}: {e.__class__.__name__}: "
                              f"{str(e).splitlines()[0]}") from None
