@@ -14,11 +14,12 @@ from xcore.methods import REGISTRY
 
 ROOT = Path(__file__).resolve().parent
 
+# (file, title, icon, url path) of pages that work across methods; listed when their file exists.
+# (A comment, not a string: Streamlit's magic would print a bare string on every page.)
 TOOL_PAGES: list[tuple[str, str, str, str]] = [
     ("pages/compare.py", "Compare runs", ":material/compare_arrows:", "compare"),
     ("pages/study.py", "User study", ":material/groups:", "study"),
 ]
-"""(file, title, icon, url path) of pages that work across methods; listed when their file exists."""
 
 
 def method_pages() -> list[st.Page]:

@@ -29,6 +29,7 @@ KEY_OK = "_study_key_ok"
 UPLOADED = "_study_uploaded_runs"
 DRAFT = "_study_draft"
 LINKS = "_study_links"
+SETTLED = "_study_settled"
 HIDE_CHROME = ("<style>[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],"
                "[data-testid='stSidebarNav']{display:none !important}</style>")
 
@@ -47,6 +48,11 @@ def store() -> StudyStore:
 def participant_view(study_id: str, token: str) -> None:
     """One participant's view: consent, one screen at a time, progress, next; nothing else."""
     st.markdown(HIDE_CHROME, unsafe_allow_html=True)
+    if not st.session_state.get(SETTLED):
+        # the first script run of a fresh browser session: run once more before showing a form, so the
+        # answers given on it are not dropped by the session's first rerun (seen with a reloaded link)
+        st.session_state[SETTLED] = True
+        st.rerun()
     try:
         session = store().participant(study_id, token)
         closed = store().is_closed(study_id)
