@@ -18,8 +18,7 @@ import streamlit as st
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.study import (TEMPLATES, AccessDenied, ConditionSource, ReplayRejected, Study, StudyClosed, StudyStore,
-                         SubmissionRejected, analyse, build_study, candidate_targets, configured_key, key_matches,
-                         pick_items)
+                         analyse, build_study, candidate_targets, configured_key, key_matches, pick_items)
 from xcore.study.access import KEY_ENV
 from xcore.study.report import diverging_figure, html_report, means_figure
 from xcore.study.store import default_url

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 from study_helpers import answers_for, make_study, new_store
 
 from xcore.study import AccessDenied, ReplayRejected, StudyClosed, StudyError, StudyStore, SubmissionRejected

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 from sqlalchemy import (Boolean, Column, Connection, Engine, ForeignKey, Integer, MetaData, String, Table, Text,
-                        UniqueConstraint, create_engine, event, func, insert, inspect, select, text, update)
+                        UniqueConstraint, create_engine, event, func, insert, inspect, select, update)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
