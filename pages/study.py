@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 
 import plotly.io as pio
@@ -41,6 +42,11 @@ def _store(url: str) -> StudyStore:
 def store() -> StudyStore:
     """The study database (one engine per URL, shared by sessions)."""
     return _store(default_url())
+
+
+def escape_markdown(text: str) -> str:
+    """`text` shown literally in markdown (atom names such as same_user(a, b) keep their underscores)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
 
 
 # ---------------------------------------------------------------------- participant view
@@ -90,7 +96,7 @@ def screen_view(session, position: int) -> None:
     st.subheader(view["label"])
     pred = "" if view["prediction"] is None else f" — the model predicted **{view['prediction']:.2f}**"
     truth = "" if view["truth"] is None else f" (true value {view['truth']:.2f})"
-    st.markdown(f"**{view['prompt']}**{pred}{truth}")
+    st.markdown(f"**{escape_markdown(view['prompt'])}**{pred}{truth}")
     st.text(view["text"])
     if view["score_caption"]:
         st.caption(view["score_caption"])

@@ -154,7 +154,7 @@ def test_participant_takes_part_blinded_and_resumes(db, monkeypatch):
     press(at, "Start")
     assert "Item 1 of 6" in str(at.get("progress")[0].proto)
     text = shown_text(at)
-    assert "Explanation A" in text
+    assert "Explanation A" in text and not at.dataframe and not at.tabs  # no raw tables, no researcher view
     for word in METHOD_WORDS:
         assert word not in text.lower()
     press(at, "Next")  # nothing answered: a warning, nothing stored

@@ -114,6 +114,17 @@ def test_within_subject_wilcoxon_recovers_the_difference(tmp_path):
     assert (rows.groupby(["participant", "condition_code"]).size() == 4).all()
 
 
+def test_relational_vs_non_relational_parts_recovered(tmp_path):
+    """The I-Explain comparison: relational parts planted higher than word parts within condition A only."""
+    store = new_store(tmp_path)
+    store.publish(make_study(n_items=6))
+    simulate(store, "s1", 24, {"A": LOW, "A:useful_relational": HIGH, "B": LOW}, seed=2)
+    parts = analyse(store.study("s1"), store.responses("s1")).parts.set_index("condition")
+    assert parts.loc["A", "mean_relational"] > parts.loc["A", "mean_non_relational"] + 0.9
+    assert parts.loc["A", "p"] < 0.01 and parts.loc["A", "effect_size"] > 0.8
+    assert parts.loc["B", "p"] > 0.05
+
+
 def test_simulation_rejects_bad_distributions(tmp_path):
     store = new_store(tmp_path)
     store.publish(make_study())
@@ -121,6 +132,8 @@ def test_simulation_rejects_bad_distributions(tmp_path):
         simulate(store, "s1", 2, {"A": [0.5, 0.5, 0, 0, 0.1], "B": LOW})
     with pytest.raises(ConfigError, match="no rating distribution"):
         simulate(store, "s1", 2, {"A": LOW})
+    with pytest.raises(ConfigError, match="unknown condition or question"):
+        simulate(store, "s1", 2, {"A": LOW, "B": LOW, "A:nope": LOW})
 
 
 def test_simulate_command_line(tmp_path):

@@ -11,30 +11,35 @@ from xcore.errors import ConfigError
 from xcore.study.store import StudyStore
 
 
-def check_distributions(dists: Mapping[str, Sequence[float]], codes: list[str], scale: int) -> dict[str, np.ndarray]:
-    """Per condition code, a probability vector over levels 1..scale (validated)."""
-    out = {}
+def check_distributions(dists: Mapping[str, Sequence[float]], codes: list[str], scale: int,
+                        questions: Sequence[str] = ()) -> dict[str, np.ndarray]:
+    """Probability vectors over levels 1..scale (validated): one per condition code, plus optional
+    ``CODE:question_id`` entries for questions answered differently (e.g. relational vs word parts)."""
     for code in codes:
         if code not in dists:
             raise ConfigError(f"no rating distribution for condition {code}", field="distributions")
-        p = np.asarray(dists[code], dtype=float)
+    out = {}
+    for key, probs in dists.items():
+        code, _, qid = key.partition(":")
+        if code not in codes or (qid and qid not in questions):
+            raise ConfigError(f"unknown condition or question {key!r}", field="distributions")
+        p = np.asarray(probs, dtype=float)
         if p.shape != (scale,) or (p < 0).any() or not np.isclose(p.sum(), 1.0):
-            raise ConfigError(f"condition {code}: need {scale} non-negative probabilities summing to 1, got "
+            raise ConfigError(f"{key}: need {scale} non-negative probabilities summing to 1, got "
                               f"{list(p)}", field="distributions")
-        out[code] = p
-    unknown = sorted(set(dists) - set(codes))
-    if unknown:
-        raise ConfigError(f"unknown condition {unknown[0]!r}", field="distributions")
+        out[key] = p
     return out
 
 
 def simulate(store: StudyStore, study_id: str, n: int, distributions: Mapping[str, Sequence[float]],
              seed: int = 0, attention_failure: float = 0.0, mean_ms: float = 15_000) -> list[str]:
-    """Enrol `n` participants and answer every screen: ratings from the condition's distribution,
+    """Enrol `n` participants and answer every screen: ratings from the condition's distribution (or the
+    ``CODE:question_id`` one),
     attention checks right (or wrong with probability `attention_failure`), lognormal times. Returns the tokens."""
     study = store.study(study_id)
     scale = max(q.scale for q in study.questions if q.rated)
-    probs = check_distributions(distributions, [c.code for c in study.conditions], scale)
+    probs = check_distributions(distributions, [c.code for c in study.conditions], scale,
+                                [q.id for q in study.questions if q.rated])
     rng = np.random.default_rng(seed)
     tokens = store.add_participants(study_id, n)
     for token in tokens:
@@ -50,7 +55,8 @@ def simulate(store: StudyStore, study_id: str, n: int, distributions: Mapping[st
                 elif q.kind == "free_text":
                     answers[q.id] = "" if not q.required else "ok"
                 else:
-                    p = probs[screen.code][:q.scale] / probs[screen.code][:q.scale].sum()
+                    dist = probs.get(f"{screen.code}:{q.id}", probs[screen.code])
+                    p = dist[:q.scale] / dist[:q.scale].sum()
                     answers[q.id] = int(rng.choice(q.scale, p=p)) + 1
             session.submit(pos, answers, int(rng.lognormal(np.log(mean_ms), 0.4)))
     return tokens
