@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import time
+from urllib.parse import urlsplit
 
 import plotly.io as pio
 import streamlit as st
@@ -256,6 +257,13 @@ def import_box() -> None:
 
 
 # ---------------------------------------------------------------------- researcher: studies
+def app_root(address: str) -> str:
+    """The app's root address (scheme and host) from any page address: participant links open the root."""
+    parts = urlsplit(address.strip() if "://" in address else f"http://{address.strip()}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+
 def pick_study(key: str) -> str | None:
     frame = store().studies()
     if frame.empty:
@@ -280,7 +288,7 @@ def studies_tab() -> None:
         st.session_state[LINKS] = (study_id, s.add_participants(study_id, int(n)))
     links = st.session_state.get(LINKS)
     if links and links[0] == study_id:
-        root = base.split("?")[0].rstrip("/")
+        root = app_root(base)
         text = "\n".join(f"{root}/?{STUDY_PARAM}={study_id}&{TOKEN_PARAM}={t}" for t in links[1])
         st.caption("Each link is shown once (only a hash of its token is stored): copy or download them now.")
         st.code(text, language=None)

@@ -139,6 +139,16 @@ def test_participant_in_real_browser_survives_a_server_kill(tmp_path):
             page.goto(f"{url}/study", wait_until="domcontentloaded")
             page.get_by_text("Researcher key").first.wait_for(timeout=60_000)
             assert page.get_by_text("Studies and links").count() == 0
+            # the researcher view opens with the key typed into the page, and only with the right key
+            box = page.get_by_label("Researcher key")
+            box.fill("wrong key")
+            page.get_by_role("button", name="Open the researcher view").click()
+            page.get_by_text("not right").first.wait_for(timeout=60_000)
+            assert page.get_by_text("Studies and links").count() == 0
+            box.fill(KEY)
+            page.get_by_role("button", name="Open the researcher view").click()
+            page.get_by_role("tab", name="Studies and links").wait_for(timeout=60_000)
+            assert KEY not in page.url
             browser.close()
     finally:
         server.kill()

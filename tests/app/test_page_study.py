@@ -120,7 +120,7 @@ def test_links_close_and_analysis(db, monkeypatch):
     at = unlock(run_page())
     press(at, "Create participant links")
     links = [c.value for c in at.code][0].splitlines()
-    assert len(links) == 5 and all("?study=s1&p=" in line for line in links)
+    assert len(links) == 5 and all(line.startswith("http://localhost:8501/?study=s1&p=") for line in links)
     press(at, "Create participant links")
     assert db.studies().set_index("id").loc["s1", "participants"] == 22
     tests = frame_with(at, "test", "effect_size")
