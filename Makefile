@@ -27,7 +27,7 @@ test: system-deps install-dev
 
 # refresh the README screenshots (tests write to the ignored tests/artifacts/ otherwise)
 screenshots: system-deps install-dev
-	XCORE_REFRESH_SCREENSHOTS=1 $(PY) -m pytest -m browser -p no:xdist tests/app/test_browser.py
+	XCORE_REFRESH_SCREENSHOTS=1 $(PY) -m pytest -m browser -p no:xdist tests/app/test_browser.py tests/app/test_browser_study.py
 
 bench: install
 	$(PY) bench/run_all.py

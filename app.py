@@ -45,5 +45,22 @@ def build_navigation() -> st.navigation:
     return st.navigation(sections)
 
 
-st.set_page_config(page_title="xcore — relational explanation inspector", page_icon="🔎", layout="wide")
-build_navigation().run()
+def is_participant_link() -> bool:
+    params = st.query_params
+    return "study" in params or "p" in params
+
+
+def participant_navigation() -> st.navigation | None:
+    """With a participant link (``?study=ID&p=TOKEN``): a navigation holding only the participant view,
+    hidden, so no other page, no sidebar and no researcher view can be reached from it."""
+    if not is_participant_link():
+        return None
+    page = st.Page(str(ROOT / "pages" / "study.py"), title="Study", icon=":material/groups:", default=True)
+    return st.navigation([page], position="hidden")
+
+
+PARTICIPANT = is_participant_link()
+st.set_page_config(page_title="xcore — relational explanation inspector", page_icon="🔎",
+                   layout="centered" if PARTICIPANT else "wide",
+                   initial_sidebar_state="collapsed" if PARTICIPANT else "auto")
+(participant_navigation() if PARTICIPANT else build_navigation()).run()
