@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
-from xcore.explain.types import Explanation, ExplanationError, ExplanationSet
-
-
-def check_k(k: Any, allow_zero: bool = False) -> int:
-    """`k` as an int, or ExplanationError if it is not an integer >= 1 (>= 0 with `allow_zero`).
-
-    The cutoff check every metric@k shares (same rule as `Explanation.top`), public so method
-    packages validate `k` the same way without importing a private helper.
-    """
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise ExplanationError(f"k must be an integer, got {k!r}")
-    low = 0 if allow_zero else 1
-    if k < low:
-        raise ExplanationError(f"k must be at least {low}, got {k}")
-    return int(k)
+from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, check_k  # noqa: F401  (re-exported)
 
 
 def _as_list(explanations: Explanation | ExplanationSet | Iterable[Explanation]) -> list[Explanation]:

@@ -483,7 +483,7 @@ class Explanation:
 
     def top(self, k: int) -> list[ExplanationItem]:
         """The first `k` items in rank order (fewer if there are fewer)."""
-        return self.items[:_check_k(k, allow_zero=True)]
+        return self.items[:check_k(k, allow_zero=True)]
 
     @property
     def n_items(self) -> int:
@@ -551,7 +551,8 @@ class Explanation:
         return cls.from_dict(loads_strict(text, "explanation"))
 
 
-def _check_k(k: Any, allow_zero: bool = False) -> int:
+def check_k(k: Any, allow_zero: bool = False) -> int:
+    """`k` as an int if it is a valid cutoff (>= 1, or >= 0 with `allow_zero`); the rule every metric@k shares."""
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
         raise ExplanationError(f"k must be an integer, got {k!r}")
     low = 0 if allow_zero else 1

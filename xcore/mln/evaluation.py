@@ -37,7 +37,7 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from xcore.errors import XcoreError
-from xcore.explain.metrics import check_k
+from xcore.explain.types import check_k
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
