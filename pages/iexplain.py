@@ -98,6 +98,27 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
     else:
         pred = f" — prediction {exp.prediction:.3f}"
     st.markdown(f"**{LEGACY[name]}**{pred}")
+    meta, seconds = exps.meta, run.timings.get(f"explain.{name}")
+    work = []
+    if "atom_updates" in meta:
+        if meta.get("inference") == "exact":
+            work.append("exact inference (no sampling)")
+        elif "coalition_samples" in meta:
+            cs = meta["coalition_samples"]
+            work.append(f"sampling work {meta['atom_updates']:,} atom updates over {len(cs)} coalitions "
+                        f"({min(cs)}–{max(cs)} samples each; {'equal to M-Explain' if meta.get('work') == 'equal' else 'each coalition the full options'})")
+        else:
+            work.append(f"sampling work {meta['atom_updates']:,} atom updates ({meta['n_samples']} samples × "
+                        f"{meta['n_chains']} chains on the full network)")
+    if seconds is not None:
+        work.append(f"{seconds:.1f} s")
+    if meta.get("queries_in_no_coalition"):
+        work.append(f"{meta['queries_in_no_coalition']} queries in no coalition (full-model prediction)")
+    if work:
+        st.caption(" · ".join(work))
+    if exp.meta.get("prediction_source", "").startswith("full model"):
+        st.warning("This query was in no coalition: its prediction is the full model's marginal and its "
+                   "formulas are borrowed from similar queries.")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
     if not exp.items:
