@@ -208,7 +208,13 @@ class _CoalitionExplainer:
         for i, c in enumerate(coalitions):
             marg[i, c.network_atoms] = c.marginals
         self._marginals = marg
-        self._texts = FormulaTexts(mln)
+        texts = getattr(model, "_texts", None)  # share the model's (M-Explain's) texts: built once per rule
+        if not isinstance(texts, FormulaTexts) or texts.mln is not mln:
+            texts = FormulaTexts(mln)
+            if getattr(model, "mln_", None) is mln and getattr(model, "_texts", 0) is None:
+                model._texts = texts
+        self._texts = texts
+        self._target_texts = mln.atoms_text()  # every query's text at once, not one store lookup per query
         self._cache: dict[int, Explanation] = {}
 
     def _borrow(self, coalition: Coalition, table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -312,7 +318,7 @@ class _CoalitionExplainer:
                         "expected_given_atom": ega if est.any() else None, "se": None,
                         "estimable": bool(est.any()), "n_coalitions": int(sel.sum()),
                         "n_borrowed": int((cat["lender"][sel] >= 0).sum()), "aggregated_rank": pos + 1}))
-        target = str(store.atom_text([atom_id])[0])
+        target = str(self._target_texts[q])
         pred = store.schema[target.split("(", 1)[0]]
         args = [store.constants[store.args[atom_id, i]] for i in range(pred.arity)]
         truth = store.truth[q]

@@ -230,7 +230,9 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
         sampling = float(res.seconds) if isinstance(res, GibbsResult) else 0.0
     else:
         res = gibbs(mln, **opts)
-        texts, frame = FormulaTexts(mln), importance_frame(mln, res)
+        if model._texts is None:
+            model._texts = FormulaTexts(mln)
+        texts, frame = model._texts, importance_frame(mln, res)
         exps = [explain_atom(mln, res, model.atom_column(a), top_k=settings.top_k, method="M-Explain (gibbs)",
                              texts=texts, frame=frame) for a in queries]
         sampling = 0.0
