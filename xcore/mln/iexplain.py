@@ -399,6 +399,7 @@ class IExplainer(_CoalitionExplainer):
             progress(0.0, f"embedding the {domain_type} objects")
         emb = embed_objects(mln, domain_type, dim=self.embedding_dim, epochs=self.embedding_epochs, seed=self.seed,
                             context=self.context)
+        t_emb = time.perf_counter() - t0
         labels = cluster_objects(emb.vectors, self.C, seed=self.seed)
         n_const = mln.store.n_constants
         cluster_of = np.full(n_const, -1, dtype=np.int64)
@@ -406,7 +407,7 @@ class IExplainer(_CoalitionExplainer):
         if progress:
             progress(1 / total, f"{labels.max() + 1} clusters of {len(labels)} objects")
         seeds = np.random.SeedSequence(self.seed).spawn(self.T)
-        self.stage_seconds_ = {"embedding and clustering": time.perf_counter() - t0}
+        self.stage_seconds_ = {"embedding (skip-gram)": t_emb, "clustering (k-means)": time.perf_counter() - t0 - t_emb}
         t1 = time.perf_counter()
         coalitions, sampled_rows, rngs = [], [], []
         for ss in seeds:  # one pass per coalition
