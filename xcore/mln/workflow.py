@@ -25,6 +25,7 @@ from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotati
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
+from xcore.mln.gibbs import GibbsResult
 from xcore.mln.iexplain import IExplainer, RExplainer
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
@@ -60,9 +61,11 @@ class ExplainSettings:
     S: float = 0.5
     T: int = 10
     top_k: int = 10
-    n_samples: int = 1000
-    burn_in: int = 200
-    n_chains: int = 4
+    n_samples: int | None = None
+    """Gibbs samples per chain of the full network (M-Explain) and the budget the coalitions share;
+    None: those of the model's own inference run (1000 when it was exact)."""
+    burn_in: int | None = None
+    n_chains: int | None = None
     lime_samples: int = 1000
     aggregation: str = "exact_footrule"
     """"exact_footrule" (CEMC's weighted-footrule objective solved exactly; never worse than CEMC,
@@ -74,8 +77,18 @@ class ExplainSettings:
     seed: int = 0
 
     def gibbs_options(self) -> dict:
-        """Sampling options without a seed (each coalition draws its own from the explainer's seed)."""
-        return {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains}
+        """Sampling options without a seed (each coalition draws its own from the explainer's seed);
+        unset ones are left out (Gibbs defaults)."""
+        opts = {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains}
+        return {k: v for k, v in opts.items() if v is not None}
+
+    def resolved(self, model: MLNModel) -> "ExplainSettings":
+        """These settings with unset sampling options taken from the model's own Gibbs run (so the
+        default comparison reuses it, at equal and explicit work), else the Gibbs defaults."""
+        res = model.result_
+        own = {"n_samples": res.n_samples, "burn_in": res.burn_in, "n_chains": res.n_chains} \
+            if isinstance(res, GibbsResult) else {"n_samples": 1000, "burn_in": 200, "n_chains": 4}
+        return replace(self, **{k: v for k, v in own.items() if getattr(self, k) is None})
 
     def model_gibbs_options(self) -> dict:
         """The full network's sampling options (M-Explain, the model's inference), with the seed."""
@@ -174,6 +187,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
     if "R-Explain" in methods and "I-Explain" not in methods:
         methods.insert(methods.index("R-Explain"), "I-Explain")  # R-Explain is sized like I-Explain
     report = progress or (lambda f, m: None)
+    settings = settings.resolved(model)
     run = ExplainerRun(model, setting, settings, {})
     queries = [a for a in model.mln_.atoms_text().tolist() if a.startswith(setting.target + "(")]
     share = 1.0 / max(len(methods), 1)
@@ -217,7 +231,7 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
     used `settings`' options (reused), else a fresh run of them on the full network (the model is
     left as it is); exact results are used as they are. Returns the set (meta: work) and the
     seconds of sampling reused from the model (to add to M-Explain's time)."""
-    from xcore.mln.gibbs import GibbsResult, gibbs
+    from xcore.mln.gibbs import gibbs
     from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 
     res, mln = model.result_, model.mln_

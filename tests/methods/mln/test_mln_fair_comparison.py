@@ -152,3 +152,12 @@ def test_default_aggregation_is_the_exact_footrule_optimum_and_never_worse_than_
             assert ex.meta["cemc_objective"] <= cem.meta["cemc_objective"] + 1e-9
         same += [it.text for it in ex.items] == [it.text for it in cem.items]
     assert same >= 0.5 * len(exact_exps)  # CEMC usually reaches the same optimum
+
+
+def test_unset_sampling_options_reuse_the_models_run_at_equal_work(reviews):
+    ds, setting, model = reviews
+    run = run_explainers(model, ds, setting, ExplainSettings(methods=("M-Explain", "I-Explain"), T=3, top_k=5))
+    m, i = run.explanations["M-Explain"].meta, run.explanations["I-Explain"].meta
+    assert m["reused_model_inference"] and m["atom_updates"] == model.result_.atom_updates
+    assert (run.settings.n_samples, run.settings.burn_in, run.settings.n_chains) == (200, 50, 2)
+    assert i["atom_updates"] == pytest.approx(m["atom_updates"], rel=0.05)
