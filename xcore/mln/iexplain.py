@@ -22,6 +22,11 @@ M-Explain (`xcore.mln.importance`) needs inference on the whole network. I-Expla
    is the beta-weighted mean of its importance over the coalitions that ranked it (equal weights
    when those betas are all 0).
 
+Sampling work: with ``work="equal"`` the T coalitions together make as many Gibbs atom updates as
+one run of the given options on the full network (M-Explain's budget), each coalition with its own
+seed; ``work="per_coalition"`` (the paper) runs the options in every coalition. `explain_all`'s meta
+reports the atom updates, samples per coalition and the queries in no coalition.
+
 R-Explain, the paper's baseline, samples each coalition as a uniform random set of ground formulas
 (of the size of the matching I-Explain coalition when given one) and borrows nothing.
 
