@@ -5,6 +5,8 @@ Top-Exp-Acc / Peak-Acc on a Cora subset.
     python bench/iexplain_precision.py                     # 10 seeds, 800 reviews each, print the tables
     python bench/iexplain_precision.py --quick             # 2 seeds, 300 reviews: smoke check
     python bench/iexplain_precision.py --results bench/RESULTS.md   # also update the results section
+    python bench/iexplain_precision.py --equal-work --results bench/RESULTS.md  # issue 20: equal-work curves,
+        # importance error against exact enumeration, the paper's Table I beside ours (a few minutes)
 
 Per seed s: `generate_reviews(N, seed=s)` (planted words, homophilous links, half the reviews are
 test queries); weights learned with `learn_weights(..., method="linear+pll")` from zero-weight word
@@ -54,6 +56,144 @@ K = 5
 REFERENCE = "reference: best ordering of all the query's formulas"
 
 
+EQUAL_HEADING = "I-Explain at equal sampling work (issue 20)"
+PAPER_TABLE_I = {"Reviews (Yelp)": {"I-Explain": (0.82, 0.84), "R-Explain": (0.54, 0.58), "M-Explain": (0.60, 0.68)},
+                 "Tweets": {"I-Explain": (0.79, 0.83), "R-Explain": (0.61, 0.77), "M-Explain": (0.60, 0.69)},
+                 "Topics": {"I-Explain": (0.70, 0.75), "R-Explain": (0.58, 0.66), "M-Explain": (0.62, 0.67)}}
+"""Al Farabi et al. (2021), Table I: (Top-Exp-Acc, Peak-Acc) F1, mean of 10 runs, real text data."""
+CONDITIONS = {"default links": {}, "dense links": {"max_links": 10, "reviews_per_user": 20,
+                                                   "reviews_per_restaurant": 30}}
+"""Generator knobs of the equal-work conditions (the dense one gives about 39 links per review)."""
+
+
+# ---------------------------------------------------------------------- equal sampling work (issue 20)
+def equal_work_rows(n_reviews: int, seeds: int, budgets: list[int], top_k: int) -> pd.DataFrame:
+    """Per condition, seed and sampling budget (Gibbs samples per chain on the full network, burn-in a
+    fifth of it, 4 chains): M-, I- and R-Explain at equal work (`ExplainSettings(work="equal")`),
+    their precision (all queries and the queries all three predict alike), Top-Exp-Acc, atom updates,
+    seconds, and the full network's worst R-hat."""
+    rows = []
+    for cond, knobs in CONDITIONS.items():
+        for seed in range(seeds):
+            data = generate_reviews(n_reviews, seed=seed, **knobs)
+            setting = detect_setting(data.dataset)
+            rules = learn_weights(starting_rules(data.dataset, setting), data.dataset, method="linear+pll",
+                                  target=setting.target, word_predicate=setting.word_predicate)
+            for budget in budgets:
+                settings = ExplainSettings(methods=("M-Explain", "I-Explain", "R-Explain"), top_k=top_k, seed=seed,
+                                           n_samples=budget, burn_in=max(budget // 5, 2), work="equal")
+                model = MLNModel(rules).ground(data.dataset).infer("gibbs", **settings.model_gibbs_options())
+                rhat = float(np.nanmax(model.result_.rhat))
+                run = run_explainers(model, data.dataset, setting, settings)
+                table = evaluation_table(run, data.annotation, k=K)
+                for r in table.itertuples(index=False):
+                    meta = run.explanations[r.method].meta
+                    rows.append({"condition": cond, "seed": seed, "budget": budget, "method": r.method,
+                                 "word": r.word_precision, "relational": r.relational_precision,
+                                 "word_agree": r.word_precision_agree, "relational_agree": r.relational_precision_agree,
+                                 "agree_share": r.n_agree / r.n_queries, "top_exp_acc": r.top_exp_acc,
+                                 "updates": meta["atom_updates"], "seconds": r.seconds, "rhat": rhat,
+                                 "links_per_review": model.mln_.n_clauses / max(model.mln_.n_atoms, 1)})
+                print(f"{cond} seed {seed} budget {budget}: " + ", ".join(
+                    f"{m} {w:.2f}/{rr:.2f}" for m, w, rr in table[["method", "word_precision",
+                                                                  "relational_precision"]].itertuples(index=False)),
+                      flush=True)
+    return pd.DataFrame(rows)
+
+
+def importance_error_rows(n_reviews: int, seeds: int, budgets: list[int]) -> pd.DataFrame:
+    """On planted reviews small enough to enumerate (<= 20 query atoms): mean |I - I_exact| over
+    every (query, formula) an explainer scores, M-Explain (Gibbs on the full network) against
+    I-Explain (coalitions, equal work), I_exact from exact enumeration of the full network."""
+    from xcore.mln.importance import importance
+
+    rows = []
+    for seed in range(seeds):
+        data = generate_reviews(n_reviews, seed=seed)
+        setting = detect_setting(data.dataset)
+        rules = learn_weights(starting_rules(data.dataset, setting), data.dataset, method="linear+pll",
+                              target=setting.target, word_predicate=setting.word_predicate)
+        ex = MLNModel(rules).ground(data.dataset).infer("exact")
+        mln = ex.mln_
+        ref = importance(mln, ex.result_)
+        key = {(int(c), int(a)): v for c, a, v in zip(mln.entry_clause, mln.entry_atom, ref)}
+        for budget in budgets:
+            settings = ExplainSettings(methods=("M-Explain", "I-Explain"), top_k=1000, seed=seed, n_samples=budget,
+                                       burn_in=max(budget // 5, 2), C=0.2, S=0.5, T=10, work="equal")
+            model = MLNModel(rules).ground(data.dataset).infer("gibbs", **settings.model_gibbs_options())
+            run = run_explainers(model, data.dataset, setting, settings)
+            for method, exps in run.explanations.items():
+                err = [abs(it.score - key[(it.extras["clause"], model.atom_column(e.target))])
+                       for e in exps for it in e.items if it.extras.get("estimable", True)]
+                rows.append({"seed": seed, "budget": budget, "method": method, "error": float(np.mean(err)),
+                             "atoms": mln.n_atoms, "updates": run.explanations[method].meta["atom_updates"]})
+    return pd.DataFrame(rows)
+
+
+def equal_work_markdown(frame: pd.DataFrame, errors: pd.DataFrame, args, info: str, total: float) -> str:
+    """The equal-work section: our table, importance errors, the paper's Table I beside it."""
+    lines = [f"## {EQUAL_HEADING}", "",
+             f"Command: `python bench/iexplain_precision.py --equal-work --results bench/RESULTS.md` "
+             f"({time.strftime('%Y-%m-%d')}); whole run {total / 60:.1f} min, bounded for a shared machine: "
+             f"**{args.equal_seeds} seeds** (0..{args.equal_seeds - 1}) of **{args.equal_reviews} reviews** "
+             f"(half of them test queries) per condition; budgets {', '.join(map(str, args.budgets))} Gibbs samples "
+             f"per chain (burn-in a fifth, 4 chains). Machine: {info}.", "",
+             "Equal work: M-Explain samples the full network once with the budget; I-Explain (C = 0.2, S = 0.5, "
+             "T = 10) and R-Explain (random coalitions of I-Explain's sizes) split the same number of atom updates "
+             "over their 10 coalitions (`ExplainSettings(work=\"equal\")`, now the default). Aggregation: exact "
+             "footrule (default). Importances are Rao-Blackwellised (never saturated). Precision@5 as in the section "
+             "above (0 for a wrong prediction); *agree*: the same, on the queries all three predict alike. R-hat: "
+             "worst split-chain R-hat of the full network's run at that budget (above 1.1: poor mixing).", "",
+             "| condition | samples | method | atom updates | word P@5 | relational P@5 | word / rel. P@5, agree | "
+             "Top-Exp-Acc | seconds | worst R-hat |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    g = frame.groupby(["condition", "budget", "method"], sort=False).mean(numeric_only=True).reset_index()
+    for r in g.itertuples(index=False):
+        lines.append(f"| {r.condition} ({r.links_per_review:.0f} formulas/query) | {r.budget} | {r.method} | "
+                     f"{r.updates:,.0f} | {r.word:.3f} | {r.relational:.3f} | {r.word_agree:.3f} / "
+                     f"{r.relational_agree:.3f} ({r.agree_share:.0%}) | {r.top_exp_acc:.3f} | {r.seconds:.1f} | "
+                     f"{r.rhat:.2f} |")
+    lines += ["", f"Importance error against exact enumeration (`generate_reviews({args.error_reviews})`, "
+              f"{int(errors['atoms'].iloc[0])} query atoms, seeds 0..{args.equal_seeds - 1}): mean |I - I_exact| "
+              "over every formula each method scores, at equal work.", "",
+              "| samples | M-Explain (full network) | I-Explain (coalitions) |", "|---:|---:|---:|"]
+    e = errors.groupby(["budget", "method"]).error.mean().unstack()
+    for b, r in e.iterrows():
+        lines.append(f"| {b} | {r.get('M-Explain', float('nan')):.4f} | {r.get('I-Explain', float('nan')):.4f} |")
+    lines += ["", "The paper's Table I (Al Farabi et al. 2021: real Yelp reviews, tweets and topic texts, 10 runs, "
+              "human-annotated explanations, each coalition sampled with the full budget). **Different data and "
+              "different annotation from ours**: only the direction of the gaps is comparable.", "",
+              "| data (paper) | method | Top-Exp-Acc | Peak-Acc |", "|---|---|---:|---:|"]
+    for data, methods in PAPER_TABLE_I.items():
+        for m, (top, peak) in methods.items():
+            lines.append(f"| {data} | {m} | {top:.2f} | {peak:.2f} |")
+    lines += ["", EQUAL_CONCLUSION]
+    return "\n".join(lines) + "\n"
+
+
+EQUAL_CONCLUSION = """**Conclusion** (written from the run of 2026-11-24 shown above; re-read it if the figures change).
+
+1. *Default planted reviews (about 20 formulas per query): at equal sampling work I-Explain is not better than
+   M-Explain at any budget* (word P@5 0.57 against 0.60, relational P@5 0.46-0.47 against 0.46-0.50, Top-Exp-Acc
+   0.91 against 0.92; the same on the queries all methods predict alike). With Rao-Blackwellised importances
+   M-Explain's explanations hardly change from 10 to 300 samples, although at 10 samples the full network's
+   worst R-hat is 1.32: poor mixing of the whole-network sampler does not hurt its explanations here.
+2. *Dense links (about 49 formulas per query): I-Explain's relational P@5 is higher (0.48-0.50 against
+   0.34-0.36) at every budget*, and just as much at 300 samples where R-hat is 1.01; random coalitions
+   (R-Explain) score higher still (0.59-0.61) while their word P@5 drops to 0.30-0.32. The gain does not shrink
+   as sampling grows and mixing improves, so it is a ranking effect, not sampler unreliability (consistent
+   with the issue's count of only 2.4-3.6 relational items in M-Explain's top-10 lists on this variant, with
+   precision@5 counting a missing item as a miss; item counts were not re-measured in this run).
+   I-Explain pays for it with word P@5 (0.48-0.49 against 0.58-0.59) and Top-Exp-Acc (0.86-0.87 against
+   0.89-0.90).
+3. *Importance error against exact enumeration*: at equal work the coalition estimates are 10-50 times
+   farther from the full network's exact I(f, Q) than M-Explain's (0.15-0.18 against 0.003-0.014), and more
+   sampling does not close the gap: a coalition's importance is the importance in a different, smaller network.
+4. *Against the paper's Table I* (I-Explain +0.22, +0.19, +0.08 Top-Exp-Acc over M-Explain on its real data,
+   each coalition sampled with the full budget): on these planted data we find no Top-Exp-Acc gain at equal
+   work in either condition (-0.01 to -0.03). The coalition approach wins here only on relational precision in
+   densely linked networks, by list composition; the generator was not tuned to make either method win."""
+
+
 # ---------------------------------------------------------------------- one seed
 def learned_model(dataset, setting, settings: ExplainSettings) -> tuple[MLNModel, dict]:
     """Zero-weight word + link formulas, weights by linear+pll, grounded and Gibbs-inferred."""
@@ -62,7 +202,7 @@ def learned_model(dataset, setting, settings: ExplainSettings) -> tuple[MLNModel
                           target=setting.target, word_predicate=setting.word_predicate)
     t_learn = time.perf_counter() - t
     t = time.perf_counter()
-    model = MLNModel(rules).ground(dataset).infer("gibbs", **settings.gibbs_options())
+    model = MLNModel(rules).ground(dataset).infer("gibbs", **settings.model_gibbs_options())
     return model, {"learn_s": t_learn, "ground_infer_s": time.perf_counter() - t, **model.mln_.summary()}
 
 
@@ -294,17 +434,20 @@ def markdown(tables: list[pd.DataFrame], facts: list[dict], agg: tuple[pd.DataFr
              f"formulas among an explanation's top {args.top_k}. The reference row orders all ground formulas "
              f"of each query with the confirmed ones first (the MLN's prediction): the best any explainer of "
              f"this MLN can score.", "", *TABLE_HEAD, *method_rows(tables, facts)]
-    lines.append("| paper, Table I | not given in the issue | not given in the issue | not given | not given | | |")
+    for m in ("I-Explain", "M-Explain", "R-Explain"):  # the paper's figures, other data: labelled, not ours
+        top, peak = PAPER_TABLE_I["Reviews (Yelp)"][m]
+        lines.append(f"| paper, Table I, real Yelp reviews (other data): {m} | not given | not given | {top:.2f} | "
+                     f"{peak:.2f} | | |")
     f = pd.DataFrame(facts)
     lines += ["",
               f"Classifiers on the test reviews (mean ± std over seeds): the MLN (Gibbs marginal >= 0.5) accuracy "
               f"{_ms(f['mln_acc'])}, F1 {_ms(f['mln_f1'])}; the bag-of-words logistic regression that LIME and SHAP "
               f"explain accuracy {_ms(f['bow_acc'])}, F1 {_ms(f['bow_f1'])}. Weight learning {_ms(f['learn_s'])} s, "
               f"grounding + Gibbs {_ms(f['ground_infer_s'])} s, whole seed {_ms(f['seconds'])} s.", "",
-              "The paper's Table I figures (Al Farabi et al. 2021, on the real Yelp reviews) are not given in the "
-              "issue and the paper was not available offline, so they are not reproduced here; the row above is a "
-              "placeholder, not a number. These data are synthetic with planted truth, so only the comparison "
-              "between methods is meaningful."]
+              "The paper rows are Al Farabi et al. 2021, Table I (real Yelp reviews, human annotation, 10 runs; the "
+              "paper gives no precision@5 figures): different data, so only the gaps between methods compare. "
+              "These data are synthetic with planted truth. See the equal-work section below for the comparison "
+              "at equal sampling work."]
     tied = np.nanmean([fa["tied_words"] for fa in facts])
     lines += ["", f"Ties: in {100 * tied:.0f} % of the queries (mean over seeds) all word formulas of the review have "
               "the same M-Explain importance. A word formula `has_word(r, w) => positive(r)` is folded by the "
@@ -363,7 +506,21 @@ def main() -> None:
     parser.add_argument("--no-reference", action="store_true", help="skip the best-ordering reference row")
     parser.add_argument("--quick", action="store_true", help="2 seeds, 300 reviews, Cora subset 200")
     parser.add_argument("--results", type=Path, help=f"update the '{HEADING}' section of this markdown file")
+    parser.add_argument("--equal-work", action="store_true", help=f"only the '{EQUAL_HEADING}' benchmark")
+    parser.add_argument("--equal-seeds", type=int, default=2)
+    parser.add_argument("--equal-reviews", type=int, default=800)
+    parser.add_argument("--budgets", type=int, nargs="+", default=[10, 50, 300])
+    parser.add_argument("--error-reviews", type=int, default=36)
     args = parser.parse_args()
+    if args.equal_work:
+        t0, info = time.perf_counter(), machine()
+        frame = equal_work_rows(args.equal_reviews, args.equal_seeds, args.budgets, args.top_k)
+        errors = importance_error_rows(args.error_reviews, args.equal_seeds, args.budgets)
+        text = equal_work_markdown(frame, errors, args, info, time.perf_counter() - t0)
+        print(text)
+        if args.results:
+            replace_section(args.results, EQUAL_HEADING, text)
+        return
     args.n = args.reviews or (300 if args.quick else DEFAULT_REVIEWS)
     n_seeds = args.seeds or (2 if args.quick else 10)
     args.cora_subset = args.cora_subset or (200 if args.quick else 400)

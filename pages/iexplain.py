@@ -54,17 +54,21 @@ def settings_form(ds: RelationalDataset, target: str | None, setting: TextSettin
     burn = g[1].number_input("Burn-in sweeps", 0, 5_000, 200, step=50, key="mln_burn", disabled=inference == "exact")
     chains = g[2].number_input("Chains", 2, 64, 4, key="mln_chains", disabled=inference == "exact")
     seed = g[3].number_input("Seed", 0, 10_000, 0, key="mln_seed")
-    x = st.columns(5)
+    x = st.columns(6)
     C = x[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
     S = x[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
     T = x[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
     k = x[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
-    agg = x[4].selectbox("Rank aggregation", ["cemc", "exact_footrule"], key="mln_agg",
-                         help="How the coalitions' ranked lists are merged: Cross-Entropy Monte Carlo (the paper), "
-                              "or the same weighted-footrule objective solved exactly (much faster).")
+    agg = x[4].selectbox("Rank aggregation", ["exact_footrule", "cemc"], key="mln_agg",
+                         help="How the coalitions' ranked lists are merged: the weighted-footrule objective solved "
+                              "exactly (fast, never worse), or Cross-Entropy Monte Carlo as in the paper.")
+    work = x[5].selectbox("Sampling work", ["equal", "per_coalition"], key="mln_work",
+                          help="equal: all coalitions together make as many sampler updates as one full-network run, "
+                               "so I-Explain and M-Explain are compared at equal work. per_coalition: every "
+                               "coalition gets the full sample count (the paper's setting, several times the work).")
     return guarded(MLNSettings, target=target, rules=rules, learn=learn, inference=inference, n_samples=int(samples),
                    burn_in=int(burn), n_chains=int(chains), explainers=tuple(explainers), C=float(C), S=float(S),
-                   T=int(T), top_k=int(k), aggregation=agg, seed=int(seed))
+                   T=int(T), top_k=int(k), aggregation=agg, work=work, seed=int(seed))
 
 
 # ---------------------------------------------------------------------- explanations tab
@@ -98,6 +102,27 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
     else:
         pred = f" — prediction {exp.prediction:.3f}"
     st.markdown(f"**{LEGACY[name]}**{pred}")
+    meta, seconds = exps.meta, run.timings.get(f"explain.{name}")
+    work = []
+    if "atom_updates" in meta:
+        if meta.get("inference") == "exact":
+            work.append("exact inference (no sampling)")
+        elif "coalition_samples" in meta:
+            cs = meta["coalition_samples"]
+            work.append(f"sampling work {meta['atom_updates']:,} atom updates over {len(cs)} coalitions "
+                        f"({min(cs)}–{max(cs)} samples each; {'equal to M-Explain' if meta.get('work') == 'equal' else 'each coalition the full options'})")
+        else:
+            work.append(f"sampling work {meta['atom_updates']:,} atom updates ({meta['n_samples']} samples × "
+                        f"{meta['n_chains']} chains on the full network)")
+    if seconds is not None:
+        work.append(f"{seconds:.1f} s")
+    if meta.get("queries_in_no_coalition"):
+        work.append(f"{meta['queries_in_no_coalition']} queries in no coalition (full-model prediction)")
+    if work:
+        st.caption(" · ".join(work))
+    if exp.meta.get("prediction_source", "").startswith("full model"):
+        st.warning("This query was in no coalition: its prediction is the full model's marginal and its "
+                   "formulas are borrowed from similar queries.")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
     if not exp.items:

@@ -40,7 +40,7 @@ from xcore.logic.ast import Variable
 from xcore.mln.embeddings import check_domain_type
 from xcore.mln.exact import MAX_EXACT_ATOMS, exact
 from xcore.mln.gibbs import gibbs
-from xcore.mln.importance import importance
+from xcore.mln.importance import conditional_expectations, importance
 from xcore.mln.network import GroundMLN
 
 INFERENCE_METHODS: tuple[str, ...] = ("gibbs", "exact", "auto")
@@ -263,6 +263,9 @@ class Coalition:
     """Marginal of each atom of `network` (aligned with `network_atoms`)."""
     inference: str = ""
     seconds: float = 0.0
+    atom_updates: int = 0
+    """Gibbs atom updates spent on this coalition (its sampling work; 0 for exact inference)."""
+    gibbs_seed: int | None = None
 
     @property
     def n_clauses(self) -> int:
@@ -356,10 +359,7 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
                          "use inference='gibbs' or smaller coalitions (lower S)")
     res = exact(net) if use_exact else gibbs(net, **(gibbs_options or {}))
     imp = importance(net, res)
-    p = np.asarray(res.marginals)[net.entry_atom]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(p > 0, np.asarray(res.entry_means) / p, np.nan)
-    expected = np.asarray(res.clause_means)[net.entry_clause]
+    cond, expected = conditional_expectations(net, res)
     kept_entries = _clause_entries(mln, coalition.clauses)  # same order as the sub-network's CSR entries
     entries, source = [kept_entries], [kept_entries]
     vals = [np.arange(len(kept_entries))]
@@ -390,6 +390,8 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
     coalition.mapped = np.concatenate(mapped)[order]
     coalition.marginals = np.asarray(res.marginals, dtype=np.float64)
     coalition.inference = "exact" if use_exact else "gibbs"
+    coalition.atom_updates = 0 if use_exact else int(res.atom_updates)
+    coalition.gibbs_seed = None if use_exact else int((gibbs_options or {}).get("seed", 0))
     coalition.seconds = time.perf_counter() - t0
     return coalition
 

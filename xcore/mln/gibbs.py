@@ -39,6 +39,7 @@ class _ClassPlan:
     positive: np.ndarray     # (m, 1) int8 1 for a clause-positive literal
     sign: np.ndarray         # (m, 1) int8
     gather: sp.csr_matrix    # (k, m) float32 w_c * s_ci: sums critical literals into log-odds
+    entries: np.ndarray      # (m,) CSR entry index of each literal (for the Rao-Blackwellised sums)
 
 
 def _plans(mln: GroundMLN) -> list[_ClassPlan]:
@@ -58,7 +59,7 @@ def _plans(mln: GroundMLN) -> list[_ClassPlan]:
         val = (mln.weights[ec[sel]] * es[sel]).astype(np.float32)
         gather = sp.csr_matrix((val, (local, np.arange(len(sel)))), shape=(len(atoms), len(sel)))
         plans.append(_ClassPlan(atoms, ec[sel], ea[sel], local, (es[sel] > 0).astype(np.int8)[:, None],
-                                es[sel].astype(np.int8)[:, None], gather))
+                                es[sel].astype(np.int8)[:, None], gather, sel))
     return plans
 
 
@@ -81,6 +82,21 @@ class GibbsResult:
     atom_updates: int
     state: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), np.int8))
     """(n_atoms, n_chains) final state."""
+    rb_sums: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = field(repr=False, default=None)
+    """Rao-Blackwellised sums over kept samples and chains: per atom sum P(x=1 | rest) and
+    sum P(x=0 | rest); per literal (c, q) sum P(q=1 | rest) n_c(q=1, rest) and
+    sum P(q=0 | rest) n_c(q=0, rest), each taken when q is resampled (None: not recorded)."""
+
+    @property
+    def rao_blackwell(self) -> dict[str, np.ndarray] | None:
+        """Smoothed expectations from the sampler's own conditionals (never exactly 0 or 1 unless
+        the conditional is): ``p1``/``p0`` per atom (P(Q) and 1 - P(Q), each kept to full relative
+        precision), ``a`` = E[n_f x_Q] and ``b`` = E[n_f (1 - x_Q)] per literal."""
+        if self.rb_sums is None:
+            return None
+        n = float(self.n_samples * self.n_chains)
+        p1, p0, a, b = (x / n for x in self.rb_sums)
+        return {"p1": p1, "p0": p0, "a": a, "b": b}
 
     @property
     def n_samples(self) -> int:
@@ -204,20 +220,21 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
     clause_counts = sum(p[1] for p in parts)
     neg_counts = sum(p[2] for p in parts)
     X = np.concatenate([p[3] for p in parts], axis=1)
+    rb = tuple(sum(p[4][i] for p in parts) for i in range(4))
     negative = mln.entry_sign < 0
     entry_counts = np.empty((nb, mln.nnz), dtype=np.int64)
     entry_counts[:, negative] = neg_counts
     entry_counts[:, ~negative] = atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
     updates = n * C * (int(burn_in) + int(n_samples) * int(thin))
     return GibbsResult(atom_counts, clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
-                       seconds, updates, X)
+                       seconds, updates, X, rb)
 
 
 def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
                 rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
     """Run C chains; returns per-chain atom batch counts, pooled clause and negative-literal batch
-    counts, and the final state."""
+    counts, the final state and the Rao-Blackwellised sums (see `GibbsResult.rb_sums`)."""
     n, m = mln.n_atoms, mln.n_clauses
     nb = int(batch_of[-1]) + 1
     if init is None:
@@ -239,8 +256,10 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
     neg_counts = np.zeros((nb, len(ec_neg)), dtype=np.int64)
     neg_buf = np.zeros((len(ec_neg), C), dtype=buf_dtype)
     batch_end = np.r_[batch_of[1:] != batch_of[:-1], True]
+    rb_p1, rb_p0 = np.zeros(n), np.zeros(n)
+    rb_a, rb_b = np.zeros(mln.nnz), np.zeros(mln.nnz)
 
-    def sweep() -> None:
+    def sweep(record: bool = False) -> None:
         for p in plans:
             k = len(p.atoms)
             u = rng.random((k, C), dtype=np.float32)
@@ -248,21 +267,36 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
                 x_old = np.take(X, p.atoms, axis=0)                   # (k, C)
                 xe = np.take(x_old, p.local, axis=0)                  # (m, C)
                 te = np.take(T, p.clause, axis=0)                     # (m, C)
-                crit = te == (xe == p.positive)                       # the literal decides its clause
+                lit = xe == p.positive                                # the literal is true now
+                crit = te == lit                                      # the literal decides its clause
                 logit = p.gather @ crit.view(np.int8)                 # (k, C) float32
-                new = (u * (1.0 + np.exp(-logit)) < 1.0).view(np.int8)  # u < sigmoid(logit)
+                e_neg = np.exp(-logit)
+                new = (u * (1.0 + e_neg) < 1.0).view(np.int8)         # u < sigmoid(logit)
+                if record:  # P(x=1 | rest) and the clause's truth with the atom set either way
+                    p1 = 1.0 / (1.0 + e_neg)
+                    p0 = 1.0 / (1.0 + np.exp(logit))
+                    rb_p1[p.atoms] += p1.sum(axis=1)
+                    rb_p0[p.atoms] += p0.sum(axis=1)
+                    rest = te - lit                                   # true literals besides this one
+                    n1 = (rest + p.positive) > 0
+                    n0 = (rest + (1 - p.positive)) > 0
+                    rb_a[p.entries] += (np.take(p1, p.local, axis=0) * n1).sum(axis=1)
+                    rb_b[p.entries] += (np.take(p0, p.local, axis=0) * n0).sum(axis=1)
                 te += p.sign * np.take(new - x_old, p.local, axis=0)
                 T[p.clause] = te                                      # clauses are distinct within a class
             else:
                 new = (u < 0.5).view(np.int8)
+                if record:
+                    rb_p1[p.atoms] += 0.5 * C
+                    rb_p0[p.atoms] += 0.5 * C
             X[p.atoms] = new
 
     with np.errstate(over="ignore"):
         for _ in range(burn_in):
             sweep()
         for k in range(n_samples):
-            for _ in range(thin):
-                sweep()
+            for j in range(thin):
+                sweep(record=j == thin - 1)
             b = batch_of[k]
             atom_counts[b] += X
             sat = T > 0
@@ -273,7 +307,7 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
                 neg_counts[b] = neg_buf.sum(axis=1, dtype=np.int64)
                 clause_buf[:] = 0
                 neg_buf[:] = 0
-    return atom_counts, clause_counts, neg_counts, X
+    return atom_counts, clause_counts, neg_counts, X, (rb_p1, rb_p0, rb_a, rb_b)
 
 
 # ---------------------------------------------------------------------- naive reference sampler

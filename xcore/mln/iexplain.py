@@ -22,6 +22,11 @@ M-Explain (`xcore.mln.importance`) needs inference on the whole network. I-Expla
    is the beta-weighted mean of its importance over the coalitions that ranked it (equal weights
    when those betas are all 0).
 
+Sampling work: with ``work="equal"`` the T coalitions together make as many Gibbs atom updates as
+one run of the given options on the full network (M-Explain's budget), each coalition with its own
+seed; ``work="per_coalition"`` (the paper) runs the options in every coalition. `explain_all`'s meta
+reports the atom updates, samples per coalition and the queries in no coalition.
+
 R-Explain, the paper's baseline, samples each coalition as a uniform random set of ground formulas
 (of the size of the matching I-Explain coalition when given one) and borrows nothing.
 
@@ -52,6 +57,29 @@ _TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_giv
 
 AGGREGATIONS: tuple[str, ...] = ("cemc", "exact_footrule")
 """How the coalition lists are merged: CEMC (the paper's choice) or the exact footrule optimum."""
+WORK_MODES: tuple[str, ...] = ("per_coalition", "equal")
+"""Sampling work of the coalitions: every coalition gets the Gibbs options as given (the paper: T
+times the sweeps of a smaller network), or "equal": all coalitions together make as many atom
+updates as one run of those options on the full network (fewer sweeps per coalition)."""
+_GIBBS_DEFAULTS = {"n_samples": 1000, "burn_in": 200, "n_chains": 4}
+
+
+def coalition_atom_count(mln: GroundMLN, coalition: Coalition) -> int:
+    """Query atoms of the coalition's network (those occurring in its kept clauses)."""
+    return int(len(np.unique(mln.S[coalition.clauses].indices)))
+
+
+def budgeted_options(options: dict | None, sizes: list[int], n_full: int, work: str) -> list[dict]:
+    """Per-coalition Gibbs options. "equal": every coalition runs the same number of sweeps, scaled
+    by n_full / sum(sizes) (burn-in and kept samples alike), so the total atom updates equal one run
+    of `options` on the `n_full`-atom network (up to rounding; at least 1 kept sample)."""
+    base = {**_GIBBS_DEFAULTS, **(options or {})}
+    if work == "per_coalition":
+        return [dict(options or {}) for _ in sizes]
+    scale = n_full / max(sum(sizes), 1)
+    n_s = max(1, int(round(base["n_samples"] * scale)))
+    b_in = int(round(base["burn_in"] * scale))
+    return [{**(options or {}), "n_samples": n_s, "burn_in": b_in} for _ in sizes]
 
 def _check_fraction(name: str, v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) \
@@ -124,8 +152,9 @@ class _CoalitionExplainer:
     method = ""
 
     def __init__(self, T: int, top_k: int, gibbs_options: dict | None, seed: int, inference: str,
-                 cemc_options: dict | None, aggregation: str = "cemc") -> None:
+                 cemc_options: dict | None, aggregation: str = "cemc", work: str = "per_coalition") -> None:
         self.aggregation = aggregation
+        self.work = work
         self.T = T
         self.top_k = top_k
         self.gibbs_options = gibbs_options
@@ -145,10 +174,26 @@ class _CoalitionExplainer:
             raise XcoreError(f"unknown aggregation {self.aggregation!r}; use one of {', '.join(AGGREGATIONS)}")
         if self.cemc_options is not None and not isinstance(self.cemc_options, dict):
             raise XcoreError("cemc_options must be a dict of options of xcore.explain.rank_aggregation.cemc")
+        if self.work not in WORK_MODES:
+            raise XcoreError(f"unknown work {self.work!r}; use one of {', '.join(WORK_MODES)}")
 
-    def _gibbs_options(self, rng: np.random.Generator) -> dict:
-        """The Gibbs options of one coalition: the user's, with a per-coalition seed unless one is given."""
-        opts = dict(self.gibbs_options or {})
+    def _solve_all(self, coalitions: list[Coalition], rngs: list[np.random.Generator], mln: GroundMLN,
+                   index: NetworkIndex | None, progress: Progress | None, start: float, total: float,
+                   label: str) -> None:
+        """Solve every coalition with its (budgeted) Gibbs options and per-coalition seed."""
+        sizes = [coalition_atom_count(mln, c) for c in coalitions]
+        opts = budgeted_options(self.gibbs_options, sizes, mln.n_atoms, self.work)
+        for i, (coal, rng, o) in enumerate(zip(coalitions, rngs, opts)):  # one pass per coalition
+            solve_coalition(coal, mln, index, self.inference, self._gibbs_options(rng, o))
+            if progress:
+                progress((start + i) / total, f"{label} {i + 1}/{len(coalitions)}: {coal.n_clauses} clauses, "
+                                             f"{len(coal.network_atoms)} query atoms ({coal.inference})")
+        self.coalition_options_ = opts
+
+    def _gibbs_options(self, rng: np.random.Generator, options: dict | None = None) -> dict:
+        """The Gibbs options of one coalition (`options`, else the user's), with a per-coalition seed
+        unless one is given."""
+        opts = dict((self.gibbs_options or {}) if options is None else options)
         opts.setdefault("seed", int(rng.integers(0, 2**31 - 1)))
         return opts
 
@@ -168,7 +213,13 @@ class _CoalitionExplainer:
         for i, c in enumerate(coalitions):
             marg[i, c.network_atoms] = c.marginals
         self._marginals = marg
-        self._texts = FormulaTexts(mln)
+        texts = getattr(model, "_texts", None)  # share the model's (M-Explain's) texts: built once per rule
+        if not isinstance(texts, FormulaTexts) or texts.mln is not mln:
+            texts = FormulaTexts(mln)
+            if getattr(model, "mln_", None) is mln and getattr(model, "_texts", 0) is None:
+                model._texts = texts
+        self._texts = texts
+        self._target_texts = mln.atoms_text()  # every query's text at once, not one store lookup per query
         self._cache: dict[int, Explanation] = {}
 
     def _borrow(self, coalition: Coalition, table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -199,11 +250,27 @@ class _CoalitionExplainer:
         return self._cache[q]
 
     def explain_all(self) -> ExplanationSet:
-        """`explain` for every query atom."""
+        """`explain` for every query atom; meta carries the sampling work, times and the count of
+        queries in no coalition (their prediction is the full model's marginal)."""
         self._need_fit()
+        t0 = time.perf_counter()
         exps = [self.explain(q) for q in range(self.mln_.n_atoms)]
+        self.explain_seconds_ = time.perf_counter() - t0
         return ExplanationSet(exps, method=self.method, meta={"T": len(self.coalition_details_),
-                                                               "top_k": self.top_k, "betas": self.betas_.tolist()})
+                                                               "top_k": self.top_k, "betas": self.betas_.tolist(),
+                                                               **self.work_meta(),
+                                                               "queries_in_no_coalition": sum(
+                                                                   e.meta["coalitions_with_query"] == 0 for e in exps)})
+
+    def work_meta(self) -> dict:
+        """Sampling work of the fit: atom updates in all, kept samples and burn-in per coalition, mode
+        (deterministic, so it may go into explanation meta; times are in `stage_seconds_`)."""
+        self._need_fit()
+        cs = self.coalition_details_
+        opts = getattr(self, "coalition_options_", [{} for _ in cs])
+        return {"work": self.work, "atom_updates": int(sum(c.atom_updates for c in cs)),
+                "coalition_samples": [int({**_GIBBS_DEFAULTS, **o}["n_samples"]) for o in opts],
+                "coalition_burn_in": [int({**_GIBBS_DEFAULTS, **o}["burn_in"]) for o in opts]}
 
     def _explain(self, q: int) -> Explanation:
         mln, betas = self.mln_, self.betas_
@@ -256,7 +323,7 @@ class _CoalitionExplainer:
                         "expected_given_atom": ega if est.any() else None, "se": None,
                         "estimable": bool(est.any()), "n_coalitions": int(sel.sum()),
                         "n_borrowed": int((cat["lender"][sel] >= 0).sum()), "aggregated_rank": pos + 1}))
-        target = str(store.atom_text([atom_id])[0])
+        target = str(self._target_texts[q])
         pred = store.schema[target.split("(", 1)[0]]
         args = [store.constants[store.args[atom_id, i]] for i in range(pred.arity)]
         truth = store.truth[q]
@@ -269,6 +336,8 @@ class _CoalitionExplainer:
                   "aggregation": ("exact weighted footrule (assignment)" if self.aggregation == "exact_footrule"
                                   else "CEMC (weighted footrule)") + ", weights beta_i = 1 - z_i / sum(z)",
                   "coalitions_with_query": in_coalitions, "lists": len(parts),
+                  "prediction_source": "coalitions" if in_coalitions else
+                  ("full model (query in no coalition)" if self._prediction(q) is not None else "none"),
                   "borrowed_lists": int(sum(bool((p["lender"] >= 0).any()) for _, p in parts)),
                   "cemc_objective": objective})
 
@@ -309,8 +378,8 @@ class IExplainer(_CoalitionExplainer):
     def __init__(self, C: float = 0.2, S: float = 0.5, T: int = 10, top_k: int = 10, embedding_dim: int = 16,
                  gibbs_options: dict | None = None, seed: int = 0, inference: str = "gibbs",
                  embedding_epochs: int = 20, context: str = "body", dedup: bool = True,
-                 cemc_options: dict | None = None, aggregation: str = "cemc") -> None:
-        super().__init__(T, top_k, gibbs_options, seed, inference, cemc_options, aggregation)
+                 cemc_options: dict | None = None, aggregation: str = "cemc", work: str = "per_coalition") -> None:
+        super().__init__(T, top_k, gibbs_options, seed, inference, cemc_options, aggregation, work)
         self.C = C
         self.S = S
         self.embedding_dim = embedding_dim
@@ -335,6 +404,7 @@ class IExplainer(_CoalitionExplainer):
             progress(0.0, f"embedding the {domain_type} objects")
         emb = embed_objects(mln, domain_type, dim=self.embedding_dim, epochs=self.embedding_epochs, seed=self.seed,
                             context=self.context)
+        t_emb = time.perf_counter() - t0
         labels = cluster_objects(emb.vectors, self.C, seed=self.seed)
         n_const = mln.store.n_constants
         cluster_of = np.full(n_const, -1, dtype=np.int64)
@@ -342,19 +412,25 @@ class IExplainer(_CoalitionExplainer):
         if progress:
             progress(1 / total, f"{labels.max() + 1} clusters of {len(labels)} objects")
         seeds = np.random.SeedSequence(self.seed).spawn(self.T)
-        coalitions, sampled_rows = [], []
-        for i, ss in enumerate(seeds):  # one pass per coalition
+        self.stage_seconds_ = {"embedding (skip-gram)": t_emb, "clustering (k-means)": time.perf_counter() - t0 - t_emb}
+        t1 = time.perf_counter()
+        coalitions, sampled_rows, rngs = [], [], []
+        for ss in seeds:  # one pass per coalition
             rng = np.random.default_rng(ss)
             mask = sample_objects(labels, self.S, rng)
             sampled = np.zeros(n_const, dtype=bool)
             sampled[emb.constant_ids[mask]] = True
-            coal = cut_coalition(index, sampled, cluster_of, dedup=self.dedup, objects=emb.names[mask])
-            solve_coalition(coal, mln, index, self.inference, self._gibbs_options(rng))
-            coalitions.append(coal)
+            coalitions.append(cut_coalition(index, sampled, cluster_of, dedup=self.dedup, objects=emb.names[mask]))
             sampled_rows.append(mask)
-            if progress:
-                progress((2 + i) / total, f"coalition {i + 1}/{self.T}: {coal.n_clauses} clauses, "
-                                       f"{len(coal.network_atoms)} query atoms ({coal.inference})")
+            rngs.append(rng)
+        self.stage_seconds_["cutting coalitions"] = time.perf_counter() - t1
+        t1 = time.perf_counter()
+        self._solve_all(coalitions, rngs, mln, index, progress, 2, total, "coalition")
+        solve = time.perf_counter() - t1
+        sampling = float(sum(c.seconds for c in coalitions))
+        self.stage_seconds_["coalition sampling (Gibbs)"] = sampling
+        self.stage_seconds_["coalition grounding and importance"] = solve - sampling
+        t1 = time.perf_counter()
         self.index_ = index
         self.domain_type_ = domain_type
         self.embedding_ = emb
@@ -363,6 +439,7 @@ class IExplainer(_CoalitionExplainer):
         self.coalitions_ = [c.objects for c in coalitions]
         self._atom_vectors, self._atom_group = self._query_vectors(index, emb)
         self._finish(model, mln, coalitions, borrow=True)
+        self.stage_seconds_["weights, ranked lists, borrowing"] = time.perf_counter() - t1
         self.fit_seconds_ = time.perf_counter() - t0
         if progress:
             progress(1.0, f"{self.T} coalitions in {self.fit_seconds_:.1f} s")
@@ -477,8 +554,8 @@ class RExplainer(_CoalitionExplainer):
 
     def __init__(self, T: int = 10, top_k: int = 10, size: float | int = 0.5, gibbs_options: dict | None = None,
                  seed: int = 0, inference: str = "gibbs", match: IExplainer | None = None,
-                 cemc_options: dict | None = None, aggregation: str = "cemc") -> None:
-        super().__init__(T, top_k, gibbs_options, seed, inference, cemc_options, aggregation)
+                 cemc_options: dict | None = None, aggregation: str = "cemc", work: str = "per_coalition") -> None:
+        super().__init__(T, top_k, gibbs_options, seed, inference, cemc_options, aggregation, work)
         self.size = size
         self.match = match
 
@@ -505,15 +582,14 @@ class RExplainer(_CoalitionExplainer):
         T = len(sizes)
         t0 = time.perf_counter()
         seeds = np.random.SeedSequence(self.seed).spawn(T)
-        coalitions = []
-        for i, (ss, n) in enumerate(zip(seeds, sizes)):  # one pass per coalition
+        coalitions, rngs = [], []
+        for ss, n in zip(seeds, sizes):  # one pass per coalition
             rng = np.random.default_rng(ss)
             coal = random_coalition(mln, n, rng)
             coal.objects = self._objects(mln, index, coal.members)
-            solve_coalition(coal, mln, None, self.inference, self._gibbs_options(rng))
             coalitions.append(coal)
-            if progress:
-                progress((i + 1) / max(T, 1), f"random coalition {i + 1}/{T}: {coal.n_clauses} clauses")
+            rngs.append(rng)
+        self._solve_all(coalitions, rngs, mln, None, progress, 1, max(T, 1), "random coalition")
         self.index_ = index
         self.domain_type_ = domain_type
         self.coalitions_ = [c.objects for c in coalitions]

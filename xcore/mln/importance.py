@@ -5,7 +5,11 @@ For a ground formula (clause) f containing query atom Q,
 both under P(. | evidence). By Proposition 1, ``I(f, Q) = d log P(Q | E) / d w_f``. With
 ``E_Q[n_f] = E[n_f x_Q] / P(Q)`` all three expectations come from one set of samples (a ratio
 estimator) or from exact enumeration. The Monte Carlo error uses batch means of the linearised
-ratio (delta method). When Q was never true in the samples, I(f, Q) is not estimable: it is
+ratio (delta method). Gibbs results carry Rao-Blackwellised sums (the sampler's own conditionals
+P(Q | rest) and each clause's truth with Q set either way), so the estimate
+``I = E[n_f x_Q] (1 - P(Q)) / P(Q) - E[n_f (1 - x_Q)]`` stays informative when every sample had Q
+true (or false): a plain sampled P(Q) of exactly 1 would make every I(f, Q) 0 and the ranking fall
+back to clause order. Only when P(Q | rest) itself is 0, I(f, Q) is not estimable: it is
 reported as NaN in tables and as score 0 with ``extras["estimable"] = False`` in explanations.
 An explanation of Q ranks the ground formulas containing Q by importance (|I| descending; ties,
 e.g. all the unit clauses Q folds into, broken by |w_f I(f, Q)|, see `rank_by_importance`).
@@ -33,12 +37,30 @@ class Expectations(Protocol):
     entry_means: np.ndarray
 
 
-def importance(mln: GroundMLN, result: Expectations) -> np.ndarray:
-    """(nnz,) I(c, q) for every literal (clause c, query atom q) in CSR order; NaN where P(q) = 0."""
+def conditional_expectations(mln: GroundMLN, result: Expectations) -> tuple[np.ndarray, np.ndarray]:
+    """(E_Q[n_f], E[n_f]) per literal (clause f, query atom Q) in CSR order: Rao-Blackwellised when
+    the result has the sums (Gibbs), else the plain ratio estimator (exact results are exact)."""
+    rb = getattr(result, "rao_blackwell", None)
+    if rb is not None:
+        p1 = rb["p1"][mln.entry_atom]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = np.where(p1 > 0, rb["a"] / p1, np.nan)
+        return cond, rb["a"] + rb["b"]
     p = np.asarray(result.marginals)[mln.entry_atom]
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = np.where(p > 0, np.asarray(result.entry_means) / p, np.nan)
-    return cond - np.asarray(result.clause_means)[mln.entry_clause]
+    return cond, np.asarray(result.clause_means)[mln.entry_clause]
+
+
+def importance(mln: GroundMLN, result: Expectations) -> np.ndarray:
+    """(nnz,) I(c, q) for every literal (clause c, query atom q) in CSR order; NaN where P(q) = 0."""
+    rb = getattr(result, "rao_blackwell", None)
+    if rb is not None:  # a (1 - P) / P - b keeps full precision when P is close to 1
+        p1, p0 = rb["p1"][mln.entry_atom], rb["p0"][mln.entry_atom]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(p1 > 0, rb["a"] * p0 / p1 - rb["b"], np.nan)
+    cond, expected = conditional_expectations(mln, result)
+    return cond - expected
 
 
 def importance_se(mln: GroundMLN, result: GibbsResult) -> np.ndarray:
@@ -61,13 +83,11 @@ def importance_frame(mln: GroundMLN, result: Expectations) -> pd.DataFrame:
     E[n_f], E_Q[n_f], importance and (for Gibbs results) its standard error."""
     imp = importance(mln, result)
     ec, ea = mln.entry_clause, mln.entry_atom
-    p = np.asarray(result.marginals)[ea]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(p > 0, np.asarray(result.entry_means) / p, np.nan)
+    cond, expected = conditional_expectations(mln, result)
     frame = pd.DataFrame({
         "atom": ea, "clause": ec, "rule": mln.rule[ec], "sign": mln.entry_sign.astype(np.int8),
         "weight": mln.weights[ec], "hard": mln.hard[ec],
-        "expected": np.asarray(result.clause_means)[ec], "expected_given_atom": cond, "importance": imp,
+        "expected": expected, "expected_given_atom": cond, "importance": imp,
     })
     frame["se"] = importance_se(mln, result) if isinstance(result, GibbsResult) else 0.0
     return frame

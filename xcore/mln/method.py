@@ -67,7 +67,11 @@ class MLNSettings(Settings):
     T: int = Field(10, ge=1, le=1000)
     top_k: int = Field(10, ge=1, le=1000)
     lime_samples: int = Field(1000, ge=10, le=1_000_000)
-    aggregation: Literal["cemc", "exact_footrule"] = "cemc"
+    aggregation: Literal["cemc", "exact_footrule"] = "exact_footrule"
+    """How I-/R-Explain merge coalition lists: the exact weighted-footrule optimum, or CEMC (the paper)."""
+    work: Literal["equal", "per_coalition"] = "equal"
+    """Sampling work: "equal" gives M-Explain and all coalitions together the same atom updates;
+    "per_coalition" runs the Gibbs options in every coalition (the paper; several times M-Explain's)."""
     seed: int = Field(0, ge=0)
 
     def model_post_init(self, context: object) -> None:
@@ -82,7 +86,7 @@ class MLNSettings(Settings):
         return ExplainSettings(methods=tuple(LEGACY[e] for e in self.explainers), C=self.C, S=self.S, T=self.T,
                                top_k=self.top_k, n_samples=self.n_samples, burn_in=self.burn_in,
                                n_chains=self.n_chains, lime_samples=self.lime_samples,
-                               aggregation=self.aggregation, seed=self.seed)
+                               aggregation=self.aggregation, work=self.work, seed=self.seed)
 
 
 

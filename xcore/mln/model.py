@@ -58,6 +58,7 @@ class MLNModel:
         else:
             raise XcoreError(f"unknown inference method {method!r}; use 'gibbs' or 'exact'")
         self.method_ = method
+        self.options_ = dict(options)
         self._frame = None
         return self
 

@@ -25,6 +25,7 @@ from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotati
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
+from xcore.mln.gibbs import GibbsResult
 from xcore.mln.iexplain import IExplainer, RExplainer
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
@@ -60,16 +61,38 @@ class ExplainSettings:
     S: float = 0.5
     T: int = 10
     top_k: int = 10
-    n_samples: int = 1000
-    burn_in: int = 200
-    n_chains: int = 4
+    n_samples: int | None = None
+    """Gibbs samples per chain of the full network (M-Explain) and the budget the coalitions share;
+    None: those of the model's own inference run (1000 when it was exact)."""
+    burn_in: int | None = None
+    n_chains: int | None = None
     lime_samples: int = 1000
-    aggregation: str = "cemc"
-    """"cemc" (the paper) or "exact_footrule" (the same objective solved exactly, much faster)."""
+    aggregation: str = "exact_footrule"
+    """"exact_footrule" (CEMC's weighted-footrule objective solved exactly; never worse than CEMC,
+    and about 100x faster per query) or "cemc" (the paper's stochastic search)."""
+    work: str = "equal"
+    """"equal": M-Explain runs these Gibbs options on the full network and I-/R-Explain's
+    coalitions together make the same number of atom updates; "per_coalition": every coalition runs
+    them (the paper; T coalitions of about S-sized networks then sample several times more)."""
     seed: int = 0
 
     def gibbs_options(self) -> dict:
-        return {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains, "seed": self.seed}
+        """Sampling options without a seed (each coalition draws its own from the explainer's seed);
+        unset ones are left out (Gibbs defaults)."""
+        opts = {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains}
+        return {k: v for k, v in opts.items() if v is not None}
+
+    def resolved(self, model: MLNModel) -> "ExplainSettings":
+        """These settings with unset sampling options taken from the model's own Gibbs run (so the
+        default comparison reuses it, at equal and explicit work), else the Gibbs defaults."""
+        res = model.result_
+        own = {"n_samples": res.n_samples, "burn_in": res.burn_in, "n_chains": res.n_chains} \
+            if isinstance(res, GibbsResult) else {"n_samples": 1000, "burn_in": 200, "n_chains": 4}
+        return replace(self, **{k: v for k, v in own.items() if getattr(self, k) is None})
+
+    def model_gibbs_options(self) -> dict:
+        """The full network's sampling options (M-Explain, the model's inference), with the seed."""
+        return {**self.gibbs_options(), "seed": self.seed}
 
 
 @dataclass
@@ -164,6 +187,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
     if "R-Explain" in methods and "I-Explain" not in methods:
         methods.insert(methods.index("R-Explain"), "I-Explain")  # R-Explain is sized like I-Explain
     report = progress or (lambda f, m: None)
+    settings = settings.resolved(model)
     run = ExplainerRun(model, setting, settings, {})
     queries = [a for a in model.mln_.atoms_text().tolist() if a.startswith(setting.target + "(")]
     share = 1.0 / max(len(methods), 1)
@@ -173,17 +197,18 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
         t = time.perf_counter()
         sub = (lambda f, msg, base=base: report(base + share * 0.8 * f, f"{method}: {msg}"))
         if method == "M-Explain":
-            exps = [model.explain(a, top_k=settings.top_k) for a in queries]
-            run.explanations[method] = ExplanationSet(exps, method="M-Explain")
+            run.explanations[method], sampling = m_explain(model, queries, settings)
+            t -= sampling  # count the full network's sampling too, even when the model's run is reused
         elif method == "I-Explain":
             run.iexplainer = IExplainer(C=settings.C, S=settings.S, T=settings.T, top_k=settings.top_k,
                                         gibbs_options=settings.gibbs_options(), seed=settings.seed,
-                                        aggregation=settings.aggregation)
+                                        aggregation=settings.aggregation, work=settings.work)
             run.iexplainer.fit(model, setting.domain_type, progress=sub)
             run.explanations[method] = _only(run.iexplainer.explain_all(), queries, "I-Explain")
         elif method == "R-Explain":
             run.rexplainer = RExplainer(top_k=settings.top_k, gibbs_options=settings.gibbs_options(),
-                                        seed=settings.seed, match=run.iexplainer, aggregation=settings.aggregation)
+                                        seed=settings.seed, match=run.iexplainer, aggregation=settings.aggregation,
+                                        work=settings.work)
             run.rexplainer.fit(model, setting.domain_type, progress=sub)
             run.explanations[method] = _only(run.rexplainer.explain_all(), queries, "R-Explain")
         else:
@@ -201,10 +226,45 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
     return run
 
 
+def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings) -> tuple[ExplanationSet, float]:
+    """M-Explain of `queries` with an explicit sampling budget: the model's own Gibbs run when it
+    used `settings`' options (reused), else a fresh run of them on the full network (the model is
+    left as it is); exact results are used as they are. Returns the set (meta: work) and the
+    seconds of sampling reused from the model (to add to M-Explain's time)."""
+    from xcore.mln.gibbs import gibbs
+    from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
+
+    res, mln = model.result_, model.mln_
+    opts = settings.model_gibbs_options()
+    reused = not isinstance(res, GibbsResult) or (
+        (res.n_samples, res.burn_in, res.n_chains) == (opts["n_samples"], opts["burn_in"], opts["n_chains"])
+        and getattr(model, "options_", {}).get("seed", 0) == opts["seed"])
+    if reused:
+        exps = [model.explain(a, top_k=settings.top_k) for a in queries]
+        sampling = float(res.seconds) if isinstance(res, GibbsResult) else 0.0
+    else:
+        res = gibbs(mln, **opts)
+        if model._texts is None:
+            model._texts = FormulaTexts(mln)
+        texts, frame = model._texts, importance_frame(mln, res)
+        exps = [explain_atom(mln, res, model.atom_column(a), top_k=settings.top_k, method="M-Explain (gibbs)",
+                             texts=texts, frame=frame) for a in queries]
+        sampling = 0.0
+    gib = isinstance(res, GibbsResult)
+    meta = {"work": "full network", "atom_updates": int(res.atom_updates) if gib else 0,
+            "n_samples": int(res.n_samples) if gib else 0, "burn_in": int(res.burn_in) if gib else 0,
+            "n_chains": int(res.n_chains) if gib else 0, "inference": "gibbs" if gib else "exact", "reused_model_inference": bool(reused),
+            "queries_in_no_coalition": 0}
+    return ExplanationSet(exps, method="M-Explain", meta=meta), sampling
+
+
 def _only(exps: ExplanationSet, queries: Sequence[str], method: str) -> ExplanationSet:
-    """The explanations of `queries` (the target predicate's atoms), in that order."""
+    """The explanations of `queries` (the target predicate's atoms), in that order, with the set's
+    meta (the count of queries in no coalition recounted over them)."""
     keep = set(queries)
-    return ExplanationSet([e for e in exps if e.target in keep], method=method)
+    kept = [e for e in exps if e.target in keep]
+    meta = {**exps.meta, "queries_in_no_coalition": sum(e.meta.get("coalitions_with_query", 1) == 0 for e in kept)}
+    return ExplanationSet(kept, method=method, meta=meta)
 
 
 def split_by_kind(exp: Explanation, k: int = 5, setting: TextSetting | None = None) -> dict[str, Explanation]:
@@ -239,11 +299,29 @@ def evaluation_table(run: ExplainerRun, annotation: ReviewAnnotation, k: int = 5
     """Per method: word and relational precision@k against the annotation, Top-Exp-Acc and Peak-Acc
     (F1 from the explanation formulas alone; the whole top-k list, and the best prefix) and seconds."""
     table = precision_table(run.explanations, annotation, k=k)
+    agree = agreeing_queries(run)
+    if agree is not None:  # a wrong prediction scores 0 precision: compare on the queries all predict alike
+        same = precision_table({m: [e for e in exps if e.target in agree] for m, exps in run.explanations.items()},
+                               annotation, k=k)
+        table["word_precision_agree"] = same["word_precision"].to_numpy()
+        table["relational_precision_agree"] = same["relational_precision"].to_numpy()
+        table["n_agree"] = len(agree)
     accs = [accuracy_curve(run.explanations[m], annotation) for m in table["method"]]
     table["top_exp_acc"] = [a.top_exp_acc for a in accs]
     table["peak_acc"] = [a.peak_acc for a in accs]
     table["seconds"] = [round(run.seconds.get(m, float("nan")), 2) for m in table["method"]]
     return table
+
+
+def agreeing_queries(run: ExplainerRun) -> set[str] | None:
+    """Queries on which every Markov-logic method (M-, I-, R-Explain) run predicts the same class
+    (prediction >= 0.5); None when fewer than two of them ran."""
+    sets = [run.explanations[m] for m in ("M-Explain", "I-Explain", "R-Explain") if m in run.explanations]
+    if len(sets) < 2:
+        return None
+    labels = [{e.target: (e.prediction is not None and e.prediction >= 0.5) for e in s} for s in sets]
+    common = set(labels[0]).intersection(*labels[1:])
+    return {q for q in common if len({lab[q] for lab in labels}) == 1}
 
 
 def sweep_coalitions(model: MLNModel, dataset: RelationalDataset, setting: TextSetting,
