@@ -50,8 +50,12 @@ def _long_csv(tmp: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, bytes]]:
-    """Every bundled sample (cut), plus a long CSV written from the friends sample."""
-    out = {p.name: _folder(p.name) for p in sorted(SAMPLES.iterdir()) if p.is_dir()}
+    """Every bundled sample dataset (cut), plus a long CSV written from the friends sample. Folders of
+    method resources in sample_data (mutagenesis188's Prolog files, the GQA frequency lists) are not
+    datasets of the home page and are not listed by `list_samples`."""
+    from xcore.data.samples import list_samples
+
+    out = {s.name: _folder(s.name) for s in list_samples() if s.path.parent == SAMPLES}
     out["long_csv"] = _long_csv(tmp_path_factory.mktemp("long"))
     for name, files in out.items():  # every cut sample loads as it is
         load(files)

@@ -44,7 +44,10 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
 
     def compute() -> Run:
         try:
-            return spec.run(dataset, settings, progress)
+            run = spec.run(dataset, settings, progress)
+            if progress is not None:
+                progress(1.0, "done")  # every method ends at 100%, whatever its last stage reported
+            return run
         except Exception as e:  # noqa: BLE001 - the boundary: foreign errors become xcore errors
             raise wrap_foreign(e, spec.title) from e
 
