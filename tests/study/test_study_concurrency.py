@@ -66,7 +66,7 @@ def test_processes_answering_concurrently_lose_nothing(tmp_path):
     tokens = store.add_participants("s1", 3)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-m", "xcore.study", "drive", "--db", str(db), "--study", "s1",
-                               "--token", t], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               f"--token={t}"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for t in tokens]
     outs = [p.communicate(timeout=180) for p in procs]
     assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]

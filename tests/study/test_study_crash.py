@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def start_driver(db: Path, token: str, delay: float) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "xcore.study", "drive", "--db", str(db), "--study", "s1",
-                             "--token", token, "--delay", str(delay)],
+                             f"--token={token}", "--delay", str(delay)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

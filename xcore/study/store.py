@@ -293,7 +293,8 @@ class StudyStore:
         if not 1 <= n <= 10_000:
             raise ConfigError(f"add 1 to 10000 participants at a time, got {n}", field="participants")
         self.study(study_id)
-        tokens = [secrets.token_urlsafe(24) for _ in range(n)]
+        # URL-safe, and never starting with '-' so a token pasted after --token is not read as an option
+        tokens = ["p" + secrets.token_urlsafe(24) for _ in range(n)]
         for attempt in range(20):
             try:
                 with self.engine.begin() as conn:
