@@ -233,11 +233,12 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
     names = list(run.explanations)
     name = names[0] if len(names) == 1 else st.selectbox("Explainer", names, key=f"{key}_explainer")
     frame = global_importance(run.explanations[name], k=k)
+    st.plotly_chart(global_importance_figure(frame, k=k, label_width=90), width="stretch", key=f"{key}_chart",
+                    config=PLOT_CONFIG)
+    st.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
+               f"group among their top {k}; colour: green when its items mostly push predictions up, "
+               "vermillion when mostly down.")
     left, right = st.columns([3, 2])
-    left.plotly_chart(global_importance_figure(frame, k=k), width="stretch", key=f"{key}_chart", config=PLOT_CONFIG)
-    left.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
-                 f"group among their top {k}; colour: green when its items mostly push predictions up, "
-                 "vermillion when mostly down.")
     left.dataframe(frame.round(4), hide_index=True, width="stretch", key=f"{key}_table",
                    column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
     with right:
@@ -285,7 +286,7 @@ def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> No
     cols = st.columns(min(len(shown), 6))
     for i, (k, v) in enumerate(shown[:6]):
         cols[i].metric(METRIC_LABELS.get(k, k.replace("_", " ").capitalize()),
-                       f"{v:.4f}" if abs(v) < 1000 else f"{v:,.0f}")
+                       f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:.4f}")
 
 
 # ---------------------------------------------------------------------- derived results

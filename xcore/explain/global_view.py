@@ -8,6 +8,8 @@ many explanations it appears at all.
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from xcore.explain.types import ExplanationSet
@@ -16,10 +18,13 @@ GLOBAL_COLUMNS: tuple[str, ...] = ("group", "explanations", "top_k_share", "mean
                                    "share_up", "explainable")
 
 
+_WEIGHT = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*:\s*")
+
+
 def item_group(text: str, extras: dict) -> str:
-    """The lifted rule of a ground item, or its own text (feature sets, words, lifted rules)."""
+    """The lifted rule of a ground item (without its weight prefix), or its own text (feature sets, words)."""
     rule = extras.get("rule")
-    return str(rule) if isinstance(rule, str) and rule else text
+    return _WEIGHT.sub("", str(rule)) if isinstance(rule, str) and rule else text
 
 
 def global_importance(explanations: ExplanationSet, k: int = 5) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.metrics import mep_at_k
+from xcore.explain.global_view import item_group
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
 from xcore.psl.model import PSLModel
@@ -28,6 +29,11 @@ GROUND_RULE_SCORE = ScoreSpec(
 RULE_WEIGHT_SCORE = ScoreSpec(
     label="weight", measures="the rule's learned weight (PPLL); larger weights cost more when violated.",
     signed=False, unit="")
+
+
+def rule_without_weight(text: str) -> str:
+    """A PSL rule's text without its leading weight (the weight is the item's score)."""
+    return item_group("", {"rule": text})
 
 
 def esms_targets(dataset: RelationalDataset) -> list[str]:
@@ -89,7 +95,8 @@ class ESMSEstimator(Estimator):
         """The learned model as one explanation: each lifted rule with its weight."""
         self.check_fitted()
         frame = self.model_.rules_frame()
-        items = [ExplanationItem(kind="rule", text=str(r.rule), natural=str(r.rule), score=float(r.weight),
+        items = [ExplanationItem(kind="rule", text=rule_without_weight(str(r.rule)),
+                                 natural=rule_without_weight(str(r.rule)), score=float(r.weight),
                                  explainable=bool(r.explainable),
                                  extras={"template": str(r.template), "squared": bool(r.squared), "hard": bool(r.hard)})
                  for r in frame.itertuples(index=False)]
