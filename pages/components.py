@@ -216,14 +216,6 @@ def explanation_card_download(exp: Explanation, key: str) -> None:
                        key=f"{key}_card", mime="text/html")
 
 
-def explainer_choice(run: Run, key: str, label: str = "Explainer") -> str | None:
-    """Pick one of the run's explainers by title (registry names stay internal)."""
-    names = list(run.explanations)
-    if not names:
-        return None
-    return st.selectbox(label, names, key=key)
-
-
 # ---------------------------------------------------------------------- run-wide views
 def global_panel(run: Run, key: str, k: int = 5) -> None:
     """Which rules / formulas / clauses explain most predictions, per explainer, beside the model summary."""
