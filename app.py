@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from xcore.methods import REGISTRY
+from xcore.study.access import STUDY_PARAM, TOKEN_PARAM
 
 ROOT = Path(__file__).resolve().parent
 
@@ -47,7 +48,7 @@ def build_navigation() -> st.navigation:
 
 def is_participant_link() -> bool:
     params = st.query_params
-    return "study" in params or "p" in params
+    return STUDY_PARAM in params or TOKEN_PARAM in params
 
 
 def participant_navigation() -> st.navigation | None:

@@ -8,7 +8,6 @@ used are the run keys xcore computes.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from typing import Any, Callable, TypeVar
 
 import pandas as pd
@@ -20,7 +19,7 @@ from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError, wrap_foreign
 from xcore.explain.text import explanation_text
 from xcore.explain.types import Explanation
-from xcore.methods import REGISTRY, Run, Settings, run_key, run_method
+from xcore.methods import REGISTRY, Run, RunCache, Settings, run_key, run_method
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
                        ranked_bar_figure, waterfall_figure)
@@ -38,34 +37,31 @@ METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1"
 
 
 # ---------------------------------------------------------------------- runs of this session
-def _session_runs() -> OrderedDict:
+def session_runs() -> RunCache:
     """This browser session's runs by run key (bounded; least recently used dropped first)."""
     if SESSION_RUNS not in st.session_state:
-        st.session_state[SESSION_RUNS] = OrderedDict()
+        st.session_state[SESSION_RUNS] = RunCache(max_entries=MAX_SESSION_RUNS)
     return st.session_state[SESSION_RUNS]
 
 
 def remember_run(run: Run, key: tuple[str, str, str]) -> None:
-    runs = _session_runs()
-    runs[key] = run
-    runs.move_to_end(key)
-    while len(runs) > MAX_SESSION_RUNS:
-        runs.popitem(last=False)
+    session_runs().put(key, run)
 
 
 def current_run(method: str, dataset: RelationalDataset, settings: Settings | None) -> Run | None:
     """This session's run of `method` on exactly this data and these settings, if there is one."""
     if settings is None:
         return None
-    return _session_runs().get(run_key(method, dataset, settings))
+    return session_runs().get(run_key(method, dataset, settings))
 
 
 def last_run(method: str, dataset: RelationalDataset) -> Run | None:
     """This session's most recent run of `method` on this data (any settings)."""
     fp = dataset.fingerprint()
-    for (m, f, _), run in reversed(_session_runs().items()):
+    runs = session_runs()
+    for m, f, k in reversed(runs):
         if m == method and f == fp:
-            return run
+            return runs[(m, f, k)]
     return None
 
 

@@ -12,20 +12,19 @@ import hashlib
 import hmac
 import re
 import time
-from urllib.parse import urlsplit
 
 import plotly.io as pio
 import streamlit as st
 
+from pages.components import session_runs
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.study import (TEMPLATES, AccessDenied, ConditionSource, ReplayRejected, Study, StudyClosed, StudyStore,
                          analyse, build_study, candidate_targets, configured_key, key_matches, pick_items)
-from xcore.study.access import KEY_ENV
+from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, participant_links
 from xcore.study.report import diverging_figure, html_report, means_figure
 from xcore.study.store import default_url
 
-STUDY_PARAM, TOKEN_PARAM = "study", "p"
 KEY_OK = "_study_key_ok"
 UPLOADED = "_study_uploaded_runs"
 DRAFT = "_study_draft"
@@ -159,7 +158,7 @@ def researcher_unlocked() -> bool:
 def available_runs() -> dict[str, Run]:
     """Runs of this session (from the method pages) and uploaded run bundles, by a researcher label."""
     runs: dict[str, Run] = {}
-    for key, run in st.session_state.get("_runs", {}).items():
+    for key, run in session_runs().items():
         runs[f"{run.method} on {run.dataset or key[1][:8]} (settings {key[2][:6]})"] = run
     runs.update(st.session_state.get(UPLOADED, {}))
     return runs
@@ -257,13 +256,6 @@ def import_box() -> None:
 
 
 # ---------------------------------------------------------------------- researcher: studies
-def app_root(address: str) -> str:
-    """The app's root address (scheme and host) from any page address: participant links open the root."""
-    parts = urlsplit(address.strip() if "://" in address else f"http://{address.strip()}")
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-
 def pick_study(key: str) -> str | None:
     frame = store().studies()
     if frame.empty:
@@ -288,8 +280,7 @@ def studies_tab() -> None:
         st.session_state[LINKS] = (study_id, s.add_participants(study_id, int(n)))
     links = st.session_state.get(LINKS)
     if links and links[0] == study_id:
-        root = app_root(base)
-        text = "\n".join(f"{root}/?{STUDY_PARAM}={study_id}&{TOKEN_PARAM}={t}" for t in links[1])
+        text = "\n".join(participant_links(base, study_id, links[1]))
         st.caption("Each link is shown once (only a hash of its token is stored): copy or download them now.")
         st.code(text, language=None)
         st.download_button("Download links", text, f"{study_id}_links.txt", key="study_links_dl")

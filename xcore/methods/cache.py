@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from typing import Callable
 
 from xcore.methods.base import Run
@@ -15,8 +16,12 @@ from xcore.methods.base import Run
 RunKey = tuple[str, str, str]
 
 
-class RunCache:
-    """At most `max_entries` runs, least recently used evicted first."""
+class RunCache(Mapping):
+    """At most `max_entries` runs, least recently used evicted first.
+
+    Read as a mapping (run key -> run, oldest first) it does not count or reorder: pages list a
+    browser session's runs through it.
+    """
 
     def __init__(self, max_entries: int = 16) -> None:
         self.max_entries = max_entries
@@ -25,12 +30,14 @@ class RunCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: RunKey) -> Run | None:
+    def get(self, key: RunKey, default: Run | None = None) -> Run | None:
+        """The run stored under `key` (now the most recently used), else `default`."""
         with self._lock:
             run = self._runs.get(key)
-            if run is not None:
-                self._runs.move_to_end(key)
-                self.hits += 1
+            if run is None:
+                return default
+            self._runs.move_to_end(key)
+            self.hits += 1
             return run
 
     def put(self, key: RunKey, run: Run) -> None:
@@ -53,6 +60,15 @@ class RunCache:
 
     def __len__(self) -> int:
         return len(self._runs)
+
+    def __getitem__(self, key: RunKey) -> Run:
+        return self._runs[key]
+
+    def __iter__(self) -> Iterator[RunKey]:
+        return iter(list(self._runs))
+
+    def __reversed__(self) -> Iterator[RunKey]:
+        return reversed(list(self._runs))
 
     def clear(self) -> None:
         with self._lock:

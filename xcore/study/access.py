@@ -5,9 +5,24 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from urllib.parse import urlencode, urlsplit
 
 KEY_ENV = "XCORE_RESEARCHER_KEY"
 SECRET_NAME = "researcher_key"
+STUDY_PARAM, TOKEN_PARAM = "study", "p"
+"""Query parameters of a participant link (`/?study=ID&p=TOKEN`)."""
+
+
+def app_root(address: str) -> str:
+    """The app's root address (scheme and host) from any page address: participant links open the root."""
+    parts = urlsplit(address.strip() if "://" in address else f"http://{address.strip()}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def participant_links(address: str, study_id: str, tokens: list[str]) -> list[str]:
+    """One link per participant token, on the root of the app at `address`."""
+    root = app_root(address)
+    return [f"{root}/?{urlencode({STUDY_PARAM: study_id, TOKEN_PARAM: t})}" for t in tokens]
 
 
 def key_matches(given: str | None, expected: str | None) -> bool:
