@@ -283,8 +283,12 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
     default = np.nan if part == "targets" else 1.0
     if "value" in df.columns:
         raw = df["value"]
-        values = pd.to_numeric(raw, errors="coerce").astype("float64")
-        bad = values.isna().to_numpy() & raw.notna().to_numpy() & (raw.astype(str).str.strip() != "").to_numpy()
+        if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+            values = raw.astype("float64")  # already numbers (columnar loaders): nothing to parse
+            bad = np.zeros(len(raw), dtype=bool)
+        else:
+            values = pd.to_numeric(raw, errors="coerce").astype("float64")
+            bad = values.isna().to_numpy() & raw.notna().to_numpy() & (raw.astype(str).str.strip() != "").to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             file, line = _where(df, i, p, part)
@@ -321,15 +325,18 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
     return clean
 
 
-def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[np.ndarray, np.ndarray]:
-    """File and line columns of a table (its own, or ``pred/part`` and the row number)."""
+def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[pd.Categorical, np.ndarray]:
+    """File and line columns of a table (its own, or ``pred/part`` and the row number).
+
+    Files are a categorical: the few names as strings once, rows as codes (a string per row of a
+    multi-million-row table took gigabytes, and converting them took seconds).
+    """
     if "_file" in df.columns and "_line" in df.columns:
-        # factorize: the few file names as strings once, rows as codes (a string per row of a
-        # multi-million-row table took gigabytes)
         codes, names = pd.factorize(df["_file"], use_na_sentinel=False)
-        names = np.asarray([str(x) for x in names], dtype=object)
-        return names[codes], df["_line"].to_numpy(dtype=np.int64)
-    return np.full(len(df), f"{p.name}/{part}", dtype=object), np.arange(1, len(df) + 1)
+        names = pd.Index([str(x) for x in names], dtype=object)
+        return pd.Categorical.from_codes(codes, names), df["_line"].to_numpy(dtype=np.int64)
+    files = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [f"{p.name}/{part}"])
+    return files, np.arange(1, len(df) + 1)
 
 
 def _check_target_not_observed(p: Predicate, parts: dict[str, pd.DataFrame]) -> None:

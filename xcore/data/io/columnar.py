@@ -240,7 +240,5 @@ def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
     split = pc.split_pattern(lines, sep, memory_pool=POOL)
     del lines
     offsets = split.offsets.to_numpy().astype(np.int64)
-    flat = split.flatten()
-    if _space(sep).search(data):
-        flat = pc.utf8_trim(flat, WHITESPACE, memory_pool=POOL)
+    flat = pc.utf8_trim(split.flatten(), WHITESPACE, memory_pool=POOL)  # cheaper than searching for spaces
     return RaggedRecords(flat, offsets - offsets[0], numbers)
