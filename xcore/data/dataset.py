@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
 from xcore.data.schema import PARTITIONS, Predicate, Schema, arg_columns
 from xcore.errors import DataError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 PROVENANCE_COLUMNS = ("_file", "_line")
 """Optional columns loaders attach so validation can name the file and line of a bad row."""
@@ -181,6 +183,8 @@ class RelationalDataset:
         type) becomes one hub node (``kind="type"``) joined to each of them instead of a clique, so
         wide tables draw as a star rather than a hairball.
         """
+        import networkx as nx  # only the predicate graph needs it (0.2 s to import)
+
         g = nx.Graph()
         preds = list(self.schema)
         for p in preds:

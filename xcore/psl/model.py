@@ -33,7 +33,6 @@ from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
 from xcore.psl.explain import explain_targets, explanation_frame
 from xcore.psl.inference import MAPResult, map_inference
-from xcore.psl.ppll import learn_weight
 from xcore.psl.program import HingeProgram
 from xcore.psl.templates import is_alpha_explainable, rule_key
 from xcore.runtime import Progress, limited_threads
@@ -251,6 +250,8 @@ class PSLModel:
 
         Weights found in `cache` (same data, same rule) are reused without grounding or learning.
         """
+        from xcore.psl.ppll import learn_weight  # scipy.optimize and scipy.special: only when learning
+
         t0 = time.perf_counter()
         store = AtomStore.from_dataset(dataset)
         if not np.isfinite(store.truth).any():
