@@ -42,10 +42,13 @@ class RelationalDataset:
     tabular: pd.DataFrame | None = None
     label: str | None = None
     """For tabular data (the classifier page): the original table and its label column."""
+    rules: tuple[str, ...] = ()
+    """Rules that came with the data (a PSL project's model), as PSL text: a starting model."""
 
     def __post_init__(self) -> None:
         if isinstance(self.schema, (list, tuple)):
             self.schema = Schema.of(self.schema)
+        self.rules = tuple(str(r) for r in self.rules)
         self.tables = _normalise_tables(self.schema, self.tables)
 
     # ------------------------------------------------------------------ identity
@@ -68,6 +71,8 @@ class RelationalDataset:
         if self.tabular is not None:
             h.update(f"tabular:{self.label}|{list(map(str, self.tabular.columns))}|{len(self.tabular)}".encode())
             h.update(pd.util.hash_pandas_object(self.tabular.astype(str), index=False).to_numpy().tobytes())
+        if self.rules:
+            h.update(("rules:" + "\n".join(self.rules)).encode())
         return h.hexdigest()[:32]
 
     # ------------------------------------------------------------------ access
@@ -213,7 +218,8 @@ class RelationalDataset:
         p = self.schema[pred].with_flags(**flags)
         preds = {**self.schema.predicates, pred: p}
         return RelationalDataset(Schema(dict(preds)), self.tables, name=self.name,
-                                 description=self.description, tabular=self.tabular, label=self.label)
+                                 description=self.description, tabular=self.tabular, label=self.label,
+                                 rules=self.rules)
 
     def subset(self, preds: Iterable[str]) -> "RelationalDataset":
         """A dataset with only the named predicates."""

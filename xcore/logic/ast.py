@@ -8,8 +8,8 @@ Priors have an empty body; Markov-logic clauses written as disjunctions have an 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal as TypingLiteral
+from dataclasses import dataclass, field, replace
+from typing import Callable, Literal as TypingLiteral
 
 Dialect = TypingLiteral["psl", "mln"]
 
@@ -139,7 +139,13 @@ class Rule:
         return tuple(seen)
 
     def with_weight(self, weight: float | None) -> "Rule":
-        return Rule(self.body, self.head, weight, self.squared, self.dialect, self.name)
+        return replace(self, weight=weight)
+
+    def map_atoms(self, fn: Callable[[Atom], Atom]) -> "Rule":
+        """The same rule with every atom replaced by ``fn(atom)`` (e.g. predicates renamed)."""
+        def lits(ls: tuple[Literal, ...]) -> tuple[Literal, ...]:
+            return tuple(Literal(fn(l.atom), l.negated) for l in ls)
+        return replace(self, body=lits(self.body), head=lits(self.head))
 
     def text(self, dialect: Dialect | None = None) -> str:
         """Canonical text in the given dialect (default: the rule's own); parses back to an equal rule."""
