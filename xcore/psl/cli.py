@@ -91,8 +91,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Load, ground, infer, write; timing lines go to `err` unless quiet."""
-    from xcore.data.io.psl_project import UNLIMITED, read_project
-
     t0 = time.perf_counter()
     times: list[tuple[str, float]] = []
 
@@ -102,14 +100,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         times.append((label, t1 - t0))
         t0 = t1
 
+    from xcore.data.io.psl_project import UNLIMITED, read_project
+    from xcore.psl.model import PSLModel
+
+    lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
     if args.options and not args.quiet:
         err.write(f"note: PSL options ignored: {', '.join(args.options)}\n")
     project = read_project(config=args.config, data=args.data, model=args.model, limits=UNLIMITED)
     rules = project.parsed_rules(args.split)
     ds = project.dataset(args.split, UNLIMITED)
     lap("load")
-    from xcore.psl.model import PSLModel
-
     model = PSLModel(rules, inference=args.method, limit=None)
     model.ground(ds)
     lap("ground")
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.eval is not None:
         print_metrics(frames, out)
     if not args.quiet:
-        phases = ", ".join(f"{label} {sec:.2f} s" for label, sec in times)
+        phases = "in-process phases: " + ", ".join(f"{label} {sec:.3f} s" for label, sec in times)
         err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
                   f"energy {result.energy:.6g} ({result.method}); {phases}\n")
     return EXIT_OK
