@@ -59,9 +59,9 @@ from xcore.psl import PSLModel, map_inference  # noqa: E402
 PRIOR = "1.0: ~rating(U, I) ^2\n"
 RULES = FIVE_RULES + PRIOR
 SIZES: dict[str, dict[str, float | int]] = {
-    "100k": dict(n_users=500, n_items=2_000, n_ratings=15_000),
-    "350k": dict(n_users=1_000, n_items=4_000, n_ratings=45_000),
-    "1.4M": dict(n_users=2_600, n_items=11_000, n_ratings=160_000),
+    "100k": dict(n_users=300, n_items=1_200, n_ratings=8_500),
+    "350k": dict(n_users=850, n_items=3_400, n_ratings=38_000),
+    "1.4M": dict(n_users=3_400, n_items=14_500, n_ratings=210_000),
 }
 """Generator sizes giving about 100k, 350k and 1.4M ground rules of the model (k_sim 20, 1/6 held out)."""
 COMMON = dict(target_fraction=1 / 6, k_sim=20)
