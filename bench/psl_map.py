@@ -30,6 +30,7 @@ Independent check: HiGHS QP and consensus ADMM must reach the L-BFGS-B energy (s
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -357,6 +358,9 @@ def run(sizes: list[str], runs: int, skip_java: bool, workdir: Path | None) -> t
     elif jv is None:
         note = "Java PSL skipped: no `java` on PATH (PSL needs Java 8+; 17 is used here)."
         jar = None
+    # byte-compile xcore as an install does (this environment sets PYTHONDONTWRITEBYTECODE, so a fresh
+    # process would otherwise compile every module from source; the jar is compiled bytecode too)
+    compileall.compile_dir(ROOT / "xcore", quiet=1)
     base = workdir or Path(tempfile.mkdtemp(prefix="xcore_psl_map_"))
     results, described = [], []
     try:
