@@ -151,7 +151,14 @@ def target_values(model) -> dict[str, "object"]:
 
 
 def write_values(frames: dict, folder: str) -> None:
-    """One ``<NAME>.txt`` per predicate: tab-separated arguments then the value (PSL's output)."""
+    """One ``<NAME>.txt`` per predicate: tab-separated arguments then the value (PSL's output).
+
+    Lines are joined by Arrow kernels (no Python per row); constants are written as they are (PSL
+    does not quote them) and values in their shortest exact decimal form.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from xcore.data.io.psl_project import output_file_name
     from xcore.errors import DataError
 
@@ -159,8 +166,16 @@ def write_values(frames: dict, folder: str) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
         for name, frame in frames.items():
-            frame.drop(columns=["truth"]).to_csv(path / output_file_name(name), sep="\t", header=False,
-                                                 index=False, lineterminator="\n")
+            columns = [pa.array(frame[c].astype(str), pa.large_string()) for c in frame.columns
+                       if c not in ("value", "truth")]
+            columns.append(pc.cast(pa.array(frame["value"].to_numpy(dtype=float)), pa.large_string()))
+            lines = pc.binary_join_element_wise(*columns, pa.scalar("\t", pa.large_string())) \
+                if len(columns) > 1 else columns[0]
+            text = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines),
+                                  pa.scalar("\n", pa.large_string()))[0].as_buffer()
+            with open(path / output_file_name(name), "wb") as f:
+                f.write(text)
+                f.write(b"\n" if len(lines) else b"")
     except OSError as e:
         raise DataError(f"cannot write the results: {e.strerror or e}", file=str(path)) from None
 
