@@ -230,15 +230,31 @@ def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
     """
     decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
     data = _normalised(data)
+    spaces = _has_spaces(data, sep)
     text = pa.array([data], pa.large_binary()).cast(pa.large_string(), safe=False)
     lines = pc.split_pattern(text, "\n").flatten()
     del text
-    blank = pc.equal(pc.utf8_trim(lines, WHITESPACE, memory_pool=POOL), "", memory_pool=POOL)
+    if spaces:
+        blank = pc.equal(pc.utf8_trim(lines, WHITESPACE, memory_pool=POOL), "", memory_pool=POOL)
+    else:  # without any whitespace but the separator, a blank line is an empty one or separators only
+        blank = pc.equal(pc.utf8_trim(lines, sep, memory_pool=POOL), "", memory_pool=POOL) \
+            if sep in WHITESPACE else pc.equal(pc.utf8_length(lines), 0)
     keep = pc.invert(blank).to_numpy(zero_copy_only=False)
     numbers = np.flatnonzero(keep).astype(np.int64) + 1
     lines = lines.filter(pa.array(keep))
     split = pc.split_pattern(lines, sep, memory_pool=POOL)
     del lines
     offsets = split.offsets.to_numpy().astype(np.int64)
-    flat = pc.utf8_trim(split.flatten(), WHITESPACE, memory_pool=POOL)  # cheaper than searching for spaces
+    flat = split.flatten()
+    if spaces:
+        flat = pc.utf8_trim(flat, WHITESPACE, memory_pool=POOL)
     return RaggedRecords(flat, offsets - offsets[0], numbers)
+
+
+def _has_spaces(data: bytes, sep: str) -> bool:
+    """Whether `data` may hold whitespace other than `sep` and line breaks (then fields need
+    stripping). Byte searches (memchr), not a regex: ASCII whitespace bytes, and any non-ASCII
+    lead byte of the Unicode spaces (U+0085, U+00A0, U+1680, U+2000.., U+3000)."""
+    candidates = [b for b in (b" ", b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f",
+                              b"\xc2", b"\xe1", b"\xe2", b"\xe3") if b != sep.encode()]
+    return any(b in data for b in candidates)
