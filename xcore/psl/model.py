@@ -50,6 +50,14 @@ def single_threaded_blas():
     return limited_threads(1)
 
 
+def learn_weight(*args, **kwargs):
+    """`xcore.psl.ppll.learn_weight`, imported on first use: it needs scipy.optimize and scipy.special,
+    which grounding and inference (the PSL command) do not."""
+    from xcore.psl.ppll import learn_weight as learn
+
+    return learn(*args, **kwargs)
+
+
 # ---------------------------------------------------------------------- data identity
 def dataset_fingerprint(dataset: RelationalDataset) -> str:
     """A hash of a dataset's schema and every table (values included): the PPLL cache's data key."""
@@ -250,8 +258,6 @@ class PSLModel:
 
         Weights found in `cache` (same data, same rule) are reused without grounding or learning.
         """
-        from xcore.psl.ppll import learn_weight  # scipy.optimize and scipy.special: only when learning
-
         t0 = time.perf_counter()
         store = AtomStore.from_dataset(dataset)
         if not np.isfinite(store.truth).any():
