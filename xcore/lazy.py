@@ -35,3 +35,30 @@ def lazy_exports(package: str, exports: Mapping[str, Sequence[str]]) -> tuple[
         return sorted(set(vars(sys.modules[package])) | set(where))
 
     return __getattr__, __dir__, list(where)
+
+
+def defer_module(name: str) -> None:
+    """Make submodule `name` load on first attribute access (`importlib.util.LazyLoader`).
+
+    For third-party modules that get imported without being used: scipy.sparse's array-API layer
+    runs ``from numpy import *``, which imports ``numpy.f2py`` (a Fortran wrapper generator, 0.1 s
+    of CPU and more on a loaded machine) through numpy's lazy attributes. Deferred, the module is
+    bound but only executed if something touches it. No-op when it is already imported or absent.
+    """
+    if name in sys.modules:
+        return
+    parent_name, _, child = name.rpartition(".")
+    try:
+        parent = importlib.import_module(parent_name) if parent_name else None
+        spec = importlib.util.find_spec(name)
+    except ImportError:
+        return
+    if spec is None or spec.loader is None:
+        return
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    if parent is not None:
+        setattr(parent, child, module)  # else the parent's own lazy __getattr__ would import it again

@@ -100,6 +100,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         times.append((label, t1 - t0))
         t0 = t1
 
+    from xcore.lazy import defer_module
+
+    defer_module("numpy.f2py")  # imported by scipy.sparse's `from numpy import *`, never used here
     from xcore.data.io.psl_project import UNLIMITED, read_project
     from xcore.psl.model import PSLModel
 

@@ -72,3 +72,13 @@ def test_submodules_are_attributes_of_lazy_packages():
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "read_psl_file"
+
+
+def test_deferred_module_loads_on_first_use():
+    code = ("import sys\nfrom xcore.lazy import defer_module\ndefer_module('numpy.f2py')\nimport scipy.sparse\n"
+            "print('numpy.f2py.crackfortran' in sys.modules)\nimport numpy\nprint(callable(numpy.f2py.run_main))\n"
+            "print('numpy.f2py.crackfortran' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True", "True"]
