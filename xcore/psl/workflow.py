@@ -7,7 +7,7 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Sequence
 
 import numpy as np
@@ -219,8 +219,7 @@ def _keep_template_names(rules: Sequence[Rule], before: Sequence[Rule]) -> list[
     from xcore.psl.templates import rule_key
 
     names = {rule_key(r): r.name for r in before if r.name}
-    return [r if r.name or rule_key(r) not in names else
-            Rule(r.body, r.head, r.weight, r.squared, r.dialect, names[rule_key(r)]) for r in rules]
+    return [r if r.name or rule_key(r) not in names else replace(r, name=names[rule_key(r)]) for r in rules]
 
 
 def sweep(ds: RelationalDataset, settings: ESMSSettings, grid: Sequence[float] = DEFAULT_GAMMA_GRID,
