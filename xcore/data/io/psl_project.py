@@ -396,7 +396,8 @@ def _config_predicate(key: str, body: Any, text: str, file: str) -> PredicateSpe
     extra = sorted(set(map(str, body)) - _PREDICATE_KEYS)
     if extra:
         raise DataError(f"{where}: unknown field(s) {', '.join(map(repr, extra))}; allowed: "
-                        f"{', '.join(sorted(_PREDICATE_KEYS))}", file=file, line=line)
+                        f"{', '.join(sorted(_PREDICATE_KEYS))}", file=file,
+                        line=_quoted_line(text, extra[0], line or 1) or line)
     for unsupported in ("function", "model"):
         if body.get(unsupported) is not None:
             raise DataError(f"{where}: '{unsupported}' predicates (PSL's external functions and supporting "
