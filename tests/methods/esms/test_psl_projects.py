@@ -245,3 +245,25 @@ def test_inline_rows_and_a_rule_file_path(tmp_path):
     # minimise 0.5(s - y)^2 + 0.01 y^2 for y <= s: y = 0.5 s / 0.51
     assert got["Anna"] == pytest.approx(0.5 / 0.51, abs=1e-6)
     assert got["Bob"] == pytest.approx(0.25 / 0.51, abs=1e-6)
+
+
+def test_esms_scores_the_projects_rules_as_a_starting_model(tmp_path):
+    from xcore.errors import XcoreError
+    from xcore.logic.parser import parse_rules
+    from xcore.psl.workflow import ESMSSettings, project_rules, run_esms
+
+    ds = load(write_json_project(tmp_path))
+    settings = ESMSSettings(target="Knows", iterations=2, rules_per_model=2, n_jobs=1, project_rules=True,
+                            valid_fraction=0.34, test_fraction=0.34)
+    run = run_esms(ds, settings)
+    h = run.history
+    assert len(h) == 3 and int(h["iteration"].iloc[-1]) == 2
+    start = h.iloc[-1]
+    assert start["rules"] == [r.text("psl") for r in parse_rules("\n".join(ds.rules))]
+    best = h["score"].min()
+    if start["score"] < h["score"].iloc[:-1].min():
+        assert run.model.rules == project_rules(ds)  # weights and the hard rule as written
+    assert run.search.best_score_ == pytest.approx(best)
+    bare = ds.subset([p.name for p in ds.predicates])
+    with pytest.raises(XcoreError, match="carries no rules"):
+        project_rules(bare)
