@@ -116,7 +116,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     model = PSLModel(rules, inference=args.method, limit=None)
     model.ground(ds)
     lap("ground")
-    result = model.infer(warm_start=False)
+    with _native_stdout_silenced(out):
+        result = model.infer(warm_start=False)
     lap("infer")
     frames = target_values(model)
     if args.output:
@@ -131,6 +132,32 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
                   f"energy {result.energy:.6g} ({result.method}); {phases}\n")
     return EXIT_OK
+
+
+class _native_stdout_silenced:
+    """Send native writes to fd 1 (HiGHS prints a banner when created) to /dev/null while
+    solving, so stdout carries only the values."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.active = out is sys.stdout
+        self.saved = -1
+
+    def __enter__(self) -> None:
+        if not self.active:
+            return
+        try:
+            sys.stdout.flush()
+            self.saved = os.dup(1)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        except OSError:
+            self.saved = -1
+
+    def __exit__(self, *exc) -> None:
+        if self.saved >= 0:
+            os.dup2(self.saved, 1)
+            os.close(self.saved)
 
 
 def target_values(model) -> dict[str, "object"]:
