@@ -10,7 +10,17 @@ PSL::
     0.5: A(X) -> B(X) | C(X)                  # disjunction in the head
 
   Bare identifiers in argument lists are variables; constants are quoted ('bob' or "bob") or
-  numbers. Weights must be >= 0.
+  numbers. Weights must be >= 0 (``1.0 :`` with a space works too). PSL's other spellings:
+  ``>>`` for ``->``, ``head << body``, ``&&``, ``||``; parentheses group literals. Also::
+
+    1.0: Lived(P1, L) & Lived(P2, L) & (P1 != P2) -> Knows(P1, P2) ^2   # term comparisons:
+                                                  # (A != B), (A == B), (A % B); bare A != B too
+    Knows(P1, P2) = Knows(P2, P1) .               # arithmetic rules: linear (in)equalities
+    2.0: A(X) + 0.5 * B(X) <= 1 ^2                # over atoms with coefficients (=, <=, >=),
+    1.0: 2 A(X) - B(X) / 4 >= -1                  # weighted or hard (`ArithmeticRule`)
+
+  Not supported, and reported with the position: summation atoms (``+X``), cardinality
+  coefficients (``|X|``), filter clauses (``{X: ...}``), ``@Max``/``@Min``, functional terms.
 
 Markov logic (Alchemy)::
 

@@ -201,7 +201,8 @@ def _apply(settings: ESMSSettings, search: ESMSSearch, train, valid, test,
     keep = (predictions["predicate"] == settings.target).to_numpy()
     predictions = predictions[keep].reset_index(drop=True)
     explanations = model.explain_all()
-    explanations = ExplanationSet([e for e in explanations if e.target in set(predictions["atom"])],
+    shown = set(predictions["atom"])  # once, not once per explanation
+    explanations = ExplanationSet([e for e in explanations if e.target in shown],
                                   method=explanations.method, meta=explanations.meta)
     metrics = prediction_metrics(predictions["prediction"].to_numpy(), predictions["truth"].to_numpy(dtype=float))
     return ESMSRun(settings, search, train, valid, test, model, predictions, explanations, metrics)

@@ -72,10 +72,11 @@ def load(source: Source, name: str | None = None, fmt: str = "auto", *,
     if not files:
         raise DataError(f"no data files found (looked for {', '.join(KNOWN_SUFFIXES)})",
                         file=str(source) if isinstance(source, (str, os.PathLike)) else label)
-    if fmt == "zip" or (fmt == "auto" and len(files) == 1 and _is_zip_file(*next(iter(files.items())))):
+    if fmt == "zip" or (len(files) == 1 and _is_zip_file(*next(iter(files.items())))):
         if len(files) != 1:
             raise DataError("expected a single zip file", file=label)
-        return load_zip(next(iter(files.items())), name, limits=limits, **options)
+        inner = "auto" if fmt == "zip" else fmt  # a zip of the named format
+        return load_zip(next(iter(files.items())), name, inner, limits=limits, **options)
     return load_files(files, fmt, name, default_name=label, limits=limits, **options)
 
 

@@ -169,8 +169,13 @@ class PSLProject:
                 raise DataError(e.problem, file=spec.file, line=spec.line) from None
             preds.append(pred)
             for key, part in CONFIG_PARTITIONS.items():
-                for ref in spec.refs(part, split):
-                    add(parts, pred.name, part, _read_ref(ref, pred, key, reader))
+                refs = spec.refs(part, split)
+                rows = [r for r in refs if r.row is not None]
+                if rows:
+                    add(parts, pred.name, part, _inline_frame(rows, pred, key))
+                for ref in refs:
+                    if ref.row is None:
+                        add(parts, pred.name, part, _read_file(ref, pred, key, reader))
         ds = build_dataset(preds, parts, self.name)
         ds.rules = tuple(r.text("psl") for r in rules)
         return ds
@@ -229,31 +234,35 @@ def common_root(keys: list[str]) -> str:
         return ""
 
 
-def _read_ref(ref: DataRef, pred: Predicate, key: str, reader: ProjectFiles):
-    """The atom table of one data source (a file via `read_psl_file`, or an inline row)."""
-    if ref.row is not None:
-        return _inline_frame(ref, pred, key)
+def _read_file(ref: DataRef, pred: Predicate, key: str, reader: ProjectFiles):
+    """The atom table of one data file (via `read_psl_file`); an empty file has no atoms, as in PSL."""
     name, data = reader.read(ref.path or "", ref.file, ref.file, ref.line, f"{pred.name} {key}")
-    if not data.strip(b" \t\r\n\xef\xbb\xbf"):  # PSL accepts empty data files
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not body or body.isspace():
         return atom_frame([[] for _ in range(pred.arity)], None, name, np.zeros(0, dtype=np.int64))
     return read_psl_file(data, name, pred)
 
 
-def _inline_frame(ref: DataRef, pred: Predicate, key: str):
-    row = ref.row or []
+def _inline_frame(refs: list[DataRef], pred: Predicate, key: str):
+    """One atom table for the inline rows of a partition (``["Anna", "Bob"]``, ``["Bob", 1]``)."""
     k = pred.arity
-    if len(row) not in (k, k + 1):
-        raise DataError(f"{pred.name} {key}: inline row {row!r} has {len(row)} values; {pred.name} "
-                        f"has arity {k} (expected {k} arguments and an optional value)",
-                        file=ref.file, line=ref.line)
-    texts = []
-    for v in row:
-        if v is None or isinstance(v, (list, dict)):
-            raise DataError(f"{pred.name} {key}: inline row {row!r} holds {v!r}; values must be text or "
-                            f"numbers", file=ref.file, line=ref.line)
-        texts.append(("true" if v else "false") if isinstance(v, bool) else str(v))
-    args = [[t] for t in texts[:k]]
-    values = np.array([texts[k]], dtype=object) if len(row) == k + 1 else None
-    return atom_frame(args, values, ref.file, np.array([ref.line or 1], dtype=np.int64))
+    args: list[list[str]] = [[] for _ in range(k)]
+    values: list[object] = []
+    for ref in refs:  # rows written in the config itself: already Python lists
+        row = ref.row or []
+        if len(row) not in (k, k + 1):
+            raise DataError(f"{pred.name} {key}: inline row {row!r} has {len(row)} values; {pred.name} "
+                            f"has arity {k} (expected {k} arguments and an optional value)",
+                            file=ref.file, line=ref.line)
+        if any(v is None or isinstance(v, (list, dict)) for v in row):
+            raise DataError(f"{pred.name} {key}: inline row {row!r} holds a value that is not text or a "
+                            f"number", file=ref.file, line=ref.line)
+        texts = [("true" if v else "false") if isinstance(v, bool) else str(v) for v in row]
+        for i in range(k):
+            args[i].append(texts[i])
+        values.append(texts[k] if len(row) > k else "")
+    lines = np.array([r.line or 1 for r in refs], dtype=np.int64)
+    files = np.array([r.file for r in refs], dtype=object)
+    return atom_frame(args, np.array(values, dtype=object), files, lines)
 
 
