@@ -1,7 +1,8 @@
 """Columnar reading of delimited text with pyarrow.csv: records, 1-based line numbers, no per-row Python.
 
-`read_records` is the one reader of delimited files (triples, long CSV, tables; PSL files later):
-it checks the bytes like `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
+`read_records` is the one reader of delimited files (triples, long CSV, tables); `read_ragged` reads
+unquoted files whose records may differ in width (PSL predicate files: arguments, optional value).
+`read_records` checks the bytes like `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
 file), skips blank records exactly as `split_records` does (lines that are empty, whitespace
 only, or whose every field is blank), and returns string columns plus each record's line.
 Text without a double quote is read unquoted by pyarrow (fields never span lines, so line
