@@ -371,6 +371,7 @@ def test_real_project_runs_unchanged_and_matches_the_independent_qp(tmp_path, pr
     rules = read_project(**({"config": str(path)} if model_file is None else
                             {"data": str(path), "model": str(root / model_file.split("/", 1)[1])})).parsed_rules()
     soft, hard, index = ground_by_enumeration(rules, atoms)
+    assert len(soft) >= 5 and index
     best, _ = solve_qp(soft, hard, len(index))
     open_preds = {p for p, _ in index}
     assert sorted(f.name for f in out.iterdir()) == sorted(f"{p.upper()}.txt" for p in open_preds)
