@@ -140,12 +140,14 @@ def _write_rows(refs, project_file: Path, rows: dict) -> None:
 
 
 # ---------------------------------------------------------------------- the independent solution
-def ground_by_enumeration(rules, atoms: dict, domain: tuple[str, ...] = DOMAIN):
+def ground_by_enumeration(rules, atoms: dict):
     """Ground potentials and constraints by enumerating assignments: (soft, hard, target index).
 
     soft: (weight, squared, coef {target: c}, constant) for max(0, constant + sum c y)^p;
     hard: (coef, constant, relation) for  constant + sum c y  (<=|=|>=)  0.
+    Variables range over every constant of the data.
     """
+    domain = sorted({c for a in atoms.values() for t in [*a["obs"], *a["targets"]] for c in t})
     index = {(p, t): i for i, (p, t) in enumerate(sorted((p, t) for p, a in atoms.items() for t in a["targets"]))}
     observed = {(p, t): v for p, a in atoms.items() for t, v in a["obs"].items()}
 
@@ -481,7 +483,7 @@ def test_values_match_java_psl(tmp_path, project):
     code, log = run_command(["--config", str(path), "--output", str(tmp_path / "out")])
     assert code == 0, log
     rules = read_project(config=str(path)).parsed_rules()
-    soft, hard, index = ground_by_enumeration(rules, atoms, domain)
+    soft, hard, index = ground_by_enumeration(rules, atoms)
     names = {p: p for p, _ in index}
     ours = read_outputs(tmp_path / "out", index, names)
     java = read_outputs(tmp_path / "java_out", index, names)
