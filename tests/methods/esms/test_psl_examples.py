@@ -29,10 +29,9 @@ import pytest
 from xcore.data import load
 from xcore.data.io.lenient_json import loads as lenient_loads
 from xcore.data.io.psl_project import read_project
-from xcore.errors import DataError
-from xcore.logic.ast import ArithmeticRule, Constant, Variable
+from xcore.errors import DataError, ParseError
+from xcore.logic.ast import ArithmeticRule, Variable
 from xcore.logic.parser import parse_rule
-from xcore.errors import ParseError
 from xcore.psl.cli import main as psl_main
 
 EXAMPLES = Path(__file__).parent / "psl_examples"
@@ -40,7 +39,7 @@ DOMAIN = ("0", "1", "2")
 """Constants of the synthetic data ('0'..'2' also cover the constants the rules name, e.g. Prior('0'))."""
 
 RUNNABLE = {
-    # project: (the file given to the loader / command, extra files, open predicates)
+    # project: (the config or .data file given to the loader and the command, the .psl model or None)
     "simple-acquaintances-json": ("simple-acquaintances/cli/simple-acquaintances.json", None),
     "simple-acquaintances-data": ("simple-acquaintances/cli/simple-acquaintances.data",
                                   "simple-acquaintances/cli/simple-acquaintances.psl"),
@@ -388,7 +387,7 @@ def test_unsupported_rules_are_named_with_file_line_and_column(tmp_path, project
     main_file, model_file, rule, column = REFUSED[project]
     root = copy_project(main_file, tmp_path)
     path = root / main_file.split("/", 1)[1]
-    write_synthetic_data_safe(path)
+    write_synthetic_data(path)
     with pytest.raises(DataError) as e:
         load(str(path))
     message = str(e.value)
@@ -398,11 +397,6 @@ def test_unsupported_rules_are_named_with_file_line_and_column(tmp_path, project
     code, log = run_command(args + ["--output", str(tmp_path / "out")])
     assert code == 2 and "summation atoms" in log and rule in log
     assert not (tmp_path / "out").exists()
-
-
-def write_synthetic_data_safe(path: Path) -> None:
-    """Data for a project whose rules are refused: reading the project spec does not parse rules."""
-    write_synthetic_data(path)
 
 
 def test_entity_resolution_data_declares_types_and_blocking(tmp_path):
@@ -447,14 +441,12 @@ def test_command_as_a_subprocess_writes_psl_files(tmp_path):
 
 # ---------------------------------------------------------------------- Java PSL
 def _psl_jar() -> Path | None:
-    if shutil.which("java") is None:
-        return None
-    try:
-        import pslpython
-    except ImportError:
-        return None
-    jar = Path(pslpython.__file__).resolve().parent / "psl-runtime.jar"
-    return jar if jar.exists() else None
+    """PSL's runtime jar shipped inside pslpython (found without importing it), if Java is here too."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pslpython")
+    jar = Path(spec.origin).resolve().parent / "psl-runtime.jar" if spec and spec.origin else None
+    return jar if jar is not None and jar.exists() and shutil.which("java") else None
 
 
 @pytest.mark.slow
