@@ -399,6 +399,19 @@ def test_unsupported_rules_are_named_with_file_line_and_column(tmp_path, project
     assert not (tmp_path / "out").exists()
 
 
+def test_latent_open_predicates_without_atoms_are_refused(tmp_path):
+    """trust-prediction/cli/alternate-models (commit a8106260): Trusting/1 and Trustworthy/1 are
+    open with no targets; counting their atoms as 0 would be a different model, so it stops."""
+    root = copy_project("trust-prediction-latent", tmp_path)
+    path = root / "cli" / "trust-prediction-latent-eval.data"
+    write_synthetic_data(path)
+    with pytest.raises(DataError) as e:
+        load(str(path))
+    assert "Trusting is open" in str(e.value) and "no targets" in str(e.value) and e.value.line == 3
+    code, log = run_command(["--data", str(path), "--model", str(root / "cli" / "trust-prediction-latent.psl")])
+    assert code == 2 and "Trusting" in log
+
+
 def test_entity_resolution_data_declares_types_and_blocking(tmp_path):
     root = copy_project("entity-resolution", tmp_path)
     project = read_project(str(root / "cli" / "entity-resolution.data"))
