@@ -14,9 +14,9 @@ from typing import Any, Callable, TypeVar
 import pandas as pd
 import streamlit as st
 
-from pages.common import set_dataset
-from pages.run_control import (SESSION_RUNS, current_run, remember_run, run_button,  # noqa: F401 (shared)
-                                session_runs, show_error)
+from pages.common import app_query_params, ensure_app_navigation, set_dataset  # noqa: F401 (shared)
+from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run,  # noqa: F401 (shared)
+                                run_button, session_runs, show_error)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError
@@ -38,16 +38,6 @@ METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1"
 
 
 # ---------------------------------------------------------------------- runs of this session
-def last_run(method: str, dataset: RelationalDataset) -> Run | None:
-    """This session's most recent run of `method` on this data (any settings)."""
-    fp = dataset.fingerprint()
-    runs = session_runs()
-    for m, f, k in reversed(runs):
-        if m == method and f == fp:
-            return runs[(m, f, k)]
-    return None
-
-
 def stale_notice(method: str, dataset: RelationalDataset, settings: Settings | None, run: Run | None) -> None:
     """Say so when this data has an earlier run under other settings (its results are not shown)."""
     if run is None and last_run(method, dataset) is not None:

@@ -17,6 +17,8 @@ from xcore.runtime import BackgroundJob
 
 SESSION_RUNS = "_runs"
 SESSION_JOBS = "_jobs"
+SESSION_INTERRUPTED = "_interrupted"
+"""Run-button keys whose latest run was cancelled or failed: they keep showing the previous results."""
 MAX_SESSION_RUNS = 8
 POLL_SECONDS = 0.25
 
@@ -54,22 +56,39 @@ def run_button(method: str, dataset: RelationalDataset, settings: Settings | Non
                key: str = "run", disabled: bool = False, force: bool = False) -> Run | None:
     """A primary button that runs `method` in the background with progress and a Cancel button.
 
-    Returns the session's run for the current data and settings (None until one exists). A repeat
-    with the same data and settings is served from the run cache. `force` starts a run without a
-    click (a demo button that has just switched data and settings). A cancelled run keeps nothing;
-    earlier runs stay as they were.
+    Returns the session's run for the current data and settings (None until one exists); after a
+    cancelled or failed run, the previous run on this data stays shown (with a caption) until a run
+    succeeds. A repeat with the same data and settings is served from the run cache. `force` starts
+    a run without a click (a demo button that has just switched data and settings).
     """
     jobs = session_jobs()
     job = jobs.get(key)
     busy = job is not None and not job.done
-    clicked = st.button(label, type="primary", key=key, disabled=disabled or settings is None or busy)
+    # never disabled while busy: a button drawn disabled would stay so after the run ends in this pass
+    clicked = st.button(label, type="primary", key=key, disabled=disabled or settings is None)
     if (clicked or force) and settings is not None and not busy:
         job = BackgroundJob(lambda progress: run_method(method, dataset, settings, progress=progress),
                             name=f"xcore-{method}", tag=run_key(method, dataset, settings))
         jobs[key] = job
     if job is not None:
         follow(job, REGISTRY[method].title, key)
-    return current_run(method, dataset, settings)
+    run = current_run(method, dataset, settings)
+    if run is None and key in st.session_state.get(SESSION_INTERRUPTED, set()):
+        run = last_run(method, dataset)
+        if run is not None:
+            st.caption("Shown below: the previous run on this data (the last one did not finish); its settings "
+                       "may differ from the form's.")
+    return run
+
+
+def last_run(method: str, dataset: RelationalDataset) -> Run | None:
+    """This session's most recent run of `method` on this data (any settings)."""
+    fp = dataset.fingerprint()
+    runs = session_runs()
+    for m, f, k in reversed(runs):
+        if m == method and f == fp:
+            return runs[(m, f, k)]
+    return None
 
 
 def follow(job: BackgroundJob, title: str, key: str) -> None:
@@ -83,6 +102,8 @@ def follow(job: BackgroundJob, title: str, key: str) -> None:
             text = "cancelling…" if job.cancel_requested else job.message
             bar.progress(job.fraction, text=text)  # also where Streamlit stops this pass on a click
         session_jobs().pop(key, None)
+        interrupted = st.session_state.setdefault(SESSION_INTERRUPTED, set())
+        (interrupted.discard if job.error is None else interrupted.add)(key)
         if job.error is None:
             remember_run(job.result, job.tag)
             status.update(label=f"{title}: done in {job.seconds:.1f} s", state="complete", expanded=False)
@@ -92,6 +113,6 @@ def follow(job: BackgroundJob, title: str, key: str) -> None:
             status.update(label=f"{title}: failed", state="error", expanded=True)
     if job.cancelled:
         st.info(f"{title} was cancelled after {job.seconds:.1f} s ({job.error}). Nothing from it was kept; "
-                "earlier results are unchanged. Press the run button to start again.")
+                "earlier results are unchanged. Press the run button to start again.", icon=":material/block:")
     elif job.error is not None:
         show_error(job.error, title)
