@@ -70,14 +70,17 @@ def run_button(method: str, dataset: RelationalDataset, settings: Settings | Non
         job = BackgroundJob(lambda progress: run_method(method, dataset, settings, progress=progress),
                             name=f"xcore-{method}", tag=run_key(method, dataset, settings))
         jobs[key] = job
-    if job is not None:
-        follow(job, REGISTRY[method].title, key)
-    run = current_run(method, dataset, settings)
-    if run is None and key in st.session_state.get(SESSION_INTERRUPTED, set()):
-        run = last_run(method, dataset)
-        if run is not None:
-            st.caption("Shown below: the previous run on this data (the last one did not finish); its settings "
-                       "may differ from the form's.")
+    # One container on every pass, whatever it holds: the elements below keep their place in the page,
+    # so Streamlit does not redraw them as new ones (an open tab stays open on the pass after a run).
+    with st.container():
+        if job is not None:
+            follow(job, REGISTRY[method].title, key)
+        run = current_run(method, dataset, settings)
+        if run is None and key in st.session_state.get(SESSION_INTERRUPTED, set()):
+            run = last_run(method, dataset)
+            if run is not None:
+                st.caption("Shown below: the previous run on this data (the last one did not finish); its "
+                           "settings may differ from the form's.")
     return run
 
 
