@@ -91,6 +91,22 @@ def text_positions(pos: dict[Any, np.ndarray], nodes: list) -> list[str]:
     return ["middle right" if pos[n][0] >= 0 else "middle left" for n in nodes]
 
 
+def label_room(fig: go.Figure, pos: dict[Any, np.ndarray], x_pad: float = 0.4, y_pad: float = 0.15) -> go.Figure:
+    """Axis ranges with room for node labels around the layout, and labels never clipped at the plot edge.
+
+    Without this a label beside (or above) an outermost node was cut at the plot's border.
+    `x_pad`/`y_pad` are fractions of the layout's width/height added on each side.
+    """
+    xy = np.array([np.asarray(p, dtype=float) for p in pos.values()]).reshape(-1, 2)
+    if len(xy):
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        span = np.maximum(hi - lo, 1.0)
+        fig.update_xaxes(range=[float(lo[0] - x_pad * span[0]), float(hi[0] + x_pad * span[0])])
+        fig.update_yaxes(range=[float(lo[1] - y_pad * span[1]), float(hi[1] + y_pad * span[1])])
+    fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
+    return fig
+
+
 def edge_width(abs_score: float, max_abs: float) -> float:
     """Line width for an edge: linear in |score| from `EDGE_WIDTH_MIN` to `EDGE_WIDTH_MAX`."""
     if max_abs <= 0:
@@ -181,6 +197,7 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
     fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10))
+    label_room(fig, pos, x_pad=0.45, y_pad=0.12)  # atom labels sit beside their nodes, outwards
     return styled(fig, title)
 
 
@@ -237,6 +254,7 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
     fig.update_layout(hovermode="closest", margin=dict(l=10, r=10, t=50, b=10))
+    label_room(fig, pos, x_pad=0.15, y_pad=0.2)  # labels above and below the nodes
     return styled(fig, title)
 
 
