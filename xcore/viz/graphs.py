@@ -191,8 +191,9 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     td = g.nodes[t]
     values = [f"prediction {fmt(td['prediction'])}" if td["prediction"] is not None else "",
               f"truth {fmt(td['truth'])}" if td["truth"] is not None else ""]
+    radial = t in g  # the target at the centre, where every edge meets: the title names it, no label
     fig.add_trace(_node_trace(g, pos, [t], "target", theme.TARGET, 24, "star",
-                              [truncate(td["text"], label_width)],
+                              ["" if radial else truncate(td["text"], label_width)],
                               [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
