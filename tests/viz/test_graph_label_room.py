@@ -31,7 +31,7 @@ def assert_room(fig, x_pad: float, y_pad: float) -> None:
 
 
 def test_explanation_graph_leaves_room_beside_the_outer_atoms():
-    assert_room(explanation_graph_figure(ground_rules()), 0.4, 0.1)
+    assert_room(explanation_graph_figure(ground_rules()), 0.55, 0.1)
 
 
 def test_predicate_graph_leaves_room_above_and_below():

@@ -197,8 +197,13 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
                               [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
-    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10))
-    label_room(fig, pos, x_pad=0.45, y_pad=0.12)  # atom labels sit beside their nodes, outwards
+    # the legend below the graph, so a graph in a narrow column keeps its width for the labels
+    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="center", x=0.5))
+    # atom labels sit beside their nodes, outwards: room in proportion to the longest one, so that in a
+    # narrow column (where the width decides the scale) the outermost labels still fit
+    longest = max((len(truncate(d["text"], label_width)) for _, d in atoms), default=0)
+    label_room(fig, pos, x_pad=max(0.45, 0.045 * longest), y_pad=0.12)
     return styled(fig, title)
 
 
