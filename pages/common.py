@@ -18,8 +18,30 @@ DATASET_KEY = "dataset"
 SOURCE_KEY = "dataset_source"
 
 
+def ensure_app_navigation() -> None:
+    """Run under app.py's navigation even when a deep link (/esms) is the server's first request.
+
+    Streamlit reads a `pages/` folder beside the main script as old-style pages until some run of
+    app.py calls `st.navigation`: such a first request ran the page alone, with every file of
+    `pages/` (components, common, ...) in the sidebar -- a participant link too. Rerunning through
+    app.py gives the real navigation (and its page config).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def app_query_params():
+    """`st.query_params`, read under app.py's navigation (see `ensure_app_navigation`)."""
+    ensure_app_navigation()
+    return st.query_params
+
+
 def get_dataset() -> RelationalDataset | None:
-    """The dataset chosen on the home page, shared by every page."""
+    """The dataset chosen on the home page, shared by every page (under app.py's navigation)."""
+    ensure_app_navigation()
     return st.session_state.get(DATASET_KEY)
 
 

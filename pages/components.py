@@ -1,5 +1,6 @@
-"""Page parts every method page shares: the applicability gate, the run button (progress outside any
-cache, runs kept per browser session), the predictions browser, the explanation panel and downloads.
+"""Page parts every method page shares: the applicability gate, the run button (`pages.run_control`:
+background run with progress and Cancel, runs kept per browser session), the predictions browser, the
+explanation panel and downloads.
 
 Views only: every result comes from `xcore.methods` (registry, `run_method`, `Run`); the only keys
 used are the run keys xcore computes.
@@ -13,21 +14,21 @@ from typing import Any, Callable, TypeVar
 import pandas as pd
 import streamlit as st
 
-from pages.common import set_dataset
+from pages.common import app_query_params, ensure_app_navigation, set_dataset  # noqa: F401 (shared)
+from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run,  # noqa: F401 (shared)
+                                run_button, session_runs, show_error)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
-from xcore.errors import XcoreError, wrap_foreign
+from xcore.errors import XcoreError
 from xcore.explain.text import explanation_text
 from xcore.explain.types import Explanation
-from xcore.methods import REGISTRY, Run, RunCache, Settings, run_key, run_method
+from xcore.methods import REGISTRY, Run, Settings
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
                        ranked_bar_figure, waterfall_figure)
 
 T = TypeVar("T")
 
-SESSION_RUNS = "_runs"
-MAX_SESSION_RUNS = 8
 GRAPH_KINDS = {"ground_rule", "ground_formula"}
 PLOT_CONFIG = {"toImageButtonOptions": {"format": "svg", "scale": 1}, "displaylogo": False}
 """Every figure offers a download (SVG from the toolbar's camera; PNG via the browser)."""
@@ -37,72 +38,6 @@ METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1"
 
 
 # ---------------------------------------------------------------------- runs of this session
-def session_runs() -> RunCache:
-    """This browser session's runs by run key (bounded; least recently used dropped first)."""
-    if SESSION_RUNS not in st.session_state:
-        st.session_state[SESSION_RUNS] = RunCache(max_entries=MAX_SESSION_RUNS)
-    return st.session_state[SESSION_RUNS]
-
-
-def remember_run(run: Run, key: tuple[str, str, str]) -> None:
-    session_runs().put(key, run)
-
-
-def current_run(method: str, dataset: RelationalDataset, settings: Settings | None) -> Run | None:
-    """This session's run of `method` on exactly this data and these settings, if there is one."""
-    if settings is None:
-        return None
-    return session_runs().get(run_key(method, dataset, settings))
-
-
-def last_run(method: str, dataset: RelationalDataset) -> Run | None:
-    """This session's most recent run of `method` on this data (any settings)."""
-    fp = dataset.fingerprint()
-    runs = session_runs()
-    for m, f, k in reversed(runs):
-        if m == method and f == fp:
-            return runs[(m, f, k)]
-    return None
-
-
-def show_error(error: BaseException, what: str) -> None:
-    """An error in words, shown open (never a traceback)."""
-    st.error(f"{what} failed: {wrap_foreign(error, what)}" if not isinstance(error, XcoreError)
-             else f"{what} failed: {error}")
-
-
-def run_button(method: str, dataset: RelationalDataset, settings: Settings | None, label: str = "Run",
-               key: str = "run", disabled: bool = False, force: bool = False) -> Run | None:
-    """A primary button that runs `method` with progress and keeps the run in this session.
-
-    Returns the session's run for the current data and settings (None until one exists). Progress is
-    drawn only while computing; a repeat with the same data and settings is served from the run cache.
-    `force` runs without a click (a demo button that has just switched data and settings).
-    """
-    spec = REGISTRY[method]
-    clicked = st.button(label, type="primary", key=key, disabled=disabled or settings is None)
-    if (clicked or force) and settings is not None:
-        failure: BaseException | None = None
-        with st.status(f"{spec.title}: running…", expanded=True) as status:
-            bar = st.progress(0.0, text="starting")
-
-            def progress(fraction: float, message: str) -> None:
-                bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
-
-            try:
-                run = run_method(method, dataset, settings, progress=progress)
-            except Exception as e:  # noqa: BLE001 - the page boundary: shown in words below
-                failure = e
-            if failure is None:
-                remember_run(run, run_key(method, dataset, settings))
-                status.update(label=f"{spec.title}: done", state="complete", expanded=False)
-            else:
-                status.update(label=f"{spec.title}: failed", state="error", expanded=True)
-        if failure is not None:
-            show_error(failure, spec.title)
-    return current_run(method, dataset, settings)
-
-
 def stale_notice(method: str, dataset: RelationalDataset, settings: Settings | None, run: Run | None) -> None:
     """Say so when this data has an earlier run under other settings (its results are not shown)."""
     if run is None and last_run(method, dataset) is not None:

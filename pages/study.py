@@ -16,7 +16,7 @@ import time
 import plotly.io as pio
 import streamlit as st
 
-from pages.components import session_runs
+from pages.components import app_query_params, session_runs
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.study import (TEMPLATES, AccessDenied, ConditionSource, ReplayRejected, Study, StudyClosed, StudyStore,
@@ -352,7 +352,7 @@ def researcher_view() -> None:
         analysis_tab()
 
 
-params = st.query_params
+params = app_query_params()
 if STUDY_PARAM in params or TOKEN_PARAM in params:
     participant_view(str(params.get(STUDY_PARAM, "")), str(params.get(TOKEN_PARAM, "")))
 else:

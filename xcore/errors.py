@@ -70,6 +70,10 @@ class NotFittedError(XcoreError, AttributeError):
     """An estimator was asked to predict or explain before `fit` (as scikit-learn's NotFittedError)."""
 
 
+class Cancelled(XcoreError):
+    """The user cancelled a running computation (raised at its next progress report); nothing is kept."""
+
+
 class SolverError(XcoreError):
     """A numerical solver (LP, QP, L-BFGS-B, sampler) failed or returned an unusable answer."""
 

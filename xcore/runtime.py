@@ -1,14 +1,22 @@
-"""Run-time plumbing shared by every package: the one progress-callback type and thread limits.
+"""Run-time plumbing shared by every package: the one progress-callback type, cancellation, thread limits.
 
 `Progress` is the single progress signature (``progress(fraction in [0, 1], message)``); code that
-counts steps adapts with `counted`, sub-tasks nest with `scaled`. Thread limits are context managers
-so no caller changes process-wide state for longer than its own block.
+counts steps adapts with `counted`, sub-tasks nest with `scaled`. A run is cancelled through its
+progress: `cancellable` raises `xcore.errors.Cancelled` at the next report once a flag is set, and
+`BackgroundJob` runs a computation in a thread with such a progress (the app's Cancel button).
+Thread limits are context managers so no caller changes process-wide state for longer than its own block.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Generic, Iterator, TypeVar
+
+from xcore.errors import Cancelled
+
+T = TypeVar("T")
 
 Progress = Callable[[float, str], None]
 """``progress(fraction done in [0, 1], message)``: the one progress-callback type of xcore."""
@@ -39,6 +47,79 @@ def counted(progress: Progress | None, start: float = 0.0,
         inner(done / max(total, 1), message)
 
     return report
+
+
+def cancellable(progress: Progress | None, cancelled: Callable[[], bool] | threading.Event) -> Progress:
+    """`progress` that raises `Cancelled` at the next report once `cancelled` is set (an Event or a callable).
+
+    Every long computation in xcore reports progress, so the check costs nothing extra and needs no
+    other hook; the computation unwinds through its own `finally` blocks and nothing partial is cached.
+    """
+    is_set = cancelled.is_set if isinstance(cancelled, threading.Event) else cancelled
+    forward = progress or null_progress
+
+    def report(fraction: float, message: str) -> None:
+        if is_set():
+            raise Cancelled(f"cancelled at {100 * min(max(fraction, 0.0), 1.0):.0f}% ({message})")
+        forward(fraction, message)
+
+    return report
+
+
+class BackgroundJob(Generic[T]):
+    """`compute(progress)` in a daemon thread, with its latest progress, outcome and a `cancel()`.
+
+    The app keeps one per run button in the browser session: the page polls `fraction`/`message`,
+    a Cancel click calls `cancel()`, and the thread ends at the computation's next progress report.
+    `error` holds the exception (a `Cancelled` after a cancel); `result` the value on success.
+    """
+
+    def __init__(self, compute: Callable[[Progress], T], name: str = "xcore-job", tag: Any = None) -> None:
+        self.tag = tag
+        self.fraction, self.message = 0.0, "starting"
+        self.result: T | None = None
+        self.error: BaseException | None = None
+        self.started = time.perf_counter()
+        self.seconds: float | None = None
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        progress = cancellable(self._report, self._cancel)
+
+        def body() -> None:
+            try:
+                self.result = compute(progress)
+            except BaseException as e:  # noqa: BLE001 - handed to the page, which shows it in words
+                self.error = e
+            finally:
+                self.seconds = time.perf_counter() - self.started
+                self._done.set()
+
+        self._thread = threading.Thread(target=body, name=name, daemon=True)
+        self._thread.start()
+
+    def _report(self, fraction: float, message: str) -> None:
+        self.fraction, self.message = min(max(float(fraction), 0.0), 1.0), message
+
+    def cancel(self) -> None:
+        """Ask the computation to stop at its next progress report."""
+        self._cancel.set()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Finished by a cancel (not by success or another error)."""
+        return self.done and isinstance(self.error, Cancelled)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the job ends or `timeout` seconds pass; True when it has ended."""
+        return self._done.wait(timeout)
 
 
 @contextmanager

@@ -8,7 +8,7 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from xcore.viz.common import empty_figure, styled
-from xcore.viz.graphs import graph_layout
+from xcore.viz.graphs import graph_layout, label_room
 
 _ATOM = re.compile(r"^\s*([A-Za-z_]\w*)\(([^,()]+)(?:,\s*([^,()]+))?\)\s*$")
 
@@ -57,4 +57,5 @@ def pattern_figure(atoms: list[str], highlight: str | None = None, title: str | 
     ])
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
+    label_room(fig, pos, x_pad=0.15, y_pad=0.3)  # two-line labels above the nodes
     return styled(fig, title)

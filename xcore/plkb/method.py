@@ -118,8 +118,8 @@ class PLKBEstimator(Estimator):
         exp = self.classifier_.explain(row, k).to_explanation()
         iv = self.classifier_.predict_interval(row).iloc[0]
         items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))}) for it in exp.items]
-        meta = {**exp.meta, "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]), "row": {str(c): values.get(str(c))
-                for c in columns}}
+        meta = {**exp.meta, **undecided_note(items, k), "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]),
+                "row": {str(c): values.get(str(c)) for c in columns}}
         return replace(exp, items=items, target="row what-if", prediction=float(iv["mid"]), meta=meta,
                        method=DECISIVE, score_spec=DECISIVE_SCORE)
 
@@ -132,6 +132,15 @@ class PLKBEstimator(Estimator):
                  for r in kb.itertuples(index=False)]
         return Explanation(target="model", target_text=f"{self.settings.kb} KB for {self.settings.label}",
                            method="plkb", items=items, ordering="given", score_spec=CLAUSE_SCORE)
+
+
+def undecided_note(items: list[ExplanationItem], k: int) -> dict[str, object]:
+    """A note when no k-feature set decides the row (the best sub-query leaves ω(POS) anywhere in [0, 1])."""
+    if items and items[0].extras.get("omega_lo", 1.0) <= UNDECIDED_TOL \
+            and items[0].extras.get("omega_hi", 0.0) >= 1.0 - UNDECIDED_TOL:
+        return {"undecided": True, "note": f"No set of {k} features decides this prediction: every {k}-feature "
+                                           "sub-query leaves ω(POS) anywhere in [0, 1]. Try a larger k."}
+    return {}
 
 
 def _targets_of(model: PLKBEstimator, targets: list[str] | None) -> list[str]:
@@ -168,12 +177,7 @@ class DecisiveExplainer(Explainer):
             exp = model.classifier_.explain(x, min(k, x.shape[1])).to_explanation()
             items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))})
                      for it in exp.items]  # a sub-query above 0.5 pushes towards POS
-            meta = dict(exp.meta)
-            if items and items[0].extras.get("omega_lo", 1.0) <= UNDECIDED_TOL \
-                    and items[0].extras.get("omega_hi", 0.0) >= 1.0 - UNDECIDED_TOL:
-                meta["note"] = (f"No set of {k} features decides this prediction: every {k}-feature sub-query "
-                                "leaves ω(POS) anywhere in [0, 1]. Try a larger k.")
-                meta["undecided"] = True
+            meta = {**exp.meta, **undecided_note(items, k)}
             exps.append(replace(exp, items=items, meta=meta, target=target,
                                 target_text=f"{target}: {exp.target_text}"))
             report((i + 1) / max(len(wanted), 1), f"decisive features of {target}")

@@ -72,6 +72,30 @@ def dataset_fingerprint(dataset: RelationalDataset) -> str:
     return h.hexdigest()[:32]
 
 
+# ---------------------------------------------------------------------- whose labels are learned
+def target_labels(store: AtomStore, target: str | None) -> np.ndarray:
+    """Truth labels of `target`'s atoms only (NaN at other targets); every label when `target` is None.
+
+    A model *of* one predicate learns from and is scored on that predicate's labels. The labels of
+    other open predicates (e.g. `smokes` beside the target `cancer`) stay context for the ground
+    rules, but scoring them would learn how the rule predicts *them* (the reverse direction).
+    """
+    if target is None:
+        return store.truth
+    if target not in store.predicates:
+        raise XcoreError(f"{target!r} is not a predicate of the dataset")
+    p = store.predicates[target]
+    cols = store.target_index[p.offset + p.n_obs:p.offset + p.n]
+    out = np.full(store.n_targets, np.nan)
+    out[cols] = store.truth[cols]
+    return out
+
+
+def ppll_data_key(fingerprint: str, target: str | None) -> str:
+    """The PPLL cache's data key: the training data and whose labels are scored."""
+    return fingerprint if target is None else f"{fingerprint}:{target}"
+
+
 # ---------------------------------------------------------------------- PPLL cache
 @dataclass
 class PPLLCache:
@@ -272,16 +296,20 @@ class PSLModel:
 
     # ------------------------------------------------------------------ learning
     def fit_weights(self, dataset: RelationalDataset, cache: PPLLCache | None = None, w_max: float = 100.0,
-                    progress: Progress | None = None) -> "PSLModel":
+                    progress: Progress | None = None, target: str | None = None) -> "PSLModel":
         """Learn every soft rule's weight by PPLL on `dataset`'s truth labels (each rule on its own).
 
-        Weights found in `cache` (same data, same rule) are reused without grounding or learning.
+        `target` scores only that predicate's labelled atoms (`target_labels`; ESMS learns a model of
+        one predicate); None scores every labelled target. Weights found in `cache` (same data, same
+        scored predicate, same rule) are reused without grounding or learning.
         """
         t0 = time.perf_counter()
         store = AtomStore.from_dataset(dataset)
-        if not np.isfinite(store.truth).any():
-            raise XcoreError("fit_weights needs truth labels for some target atoms; the dataset has none")
-        data_key = dataset_fingerprint(dataset) if cache is not None else ""
+        labels = target_labels(store, target)
+        if not np.isfinite(labels).any():
+            raise XcoreError("fit_weights needs truth labels for some target atoms"
+                             f"{f' of {target}' if target else ''}; the dataset has none")
+        data_key = ppll_data_key(dataset_fingerprint(dataset), target) if cache is not None else ""
         soft = [k for k, r in enumerate(self.rules) if not r.is_hard]
         learned: dict[int, float] = {}
         cached = set()
@@ -299,7 +327,8 @@ class PSLModel:
             for i, (k, g) in enumerate(zip(todo, gp)):
                 A, b, _ = hinge_rows(g, store)
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
-                    w = learn_weight(A, b, self.rules[k].squared, store.truth, w_max=w_max).weight
+                    w = learn_weight(A, b, self.rules[k].squared, store.truth, scored=np.isfinite(labels),
+                                     w_max=w_max).weight
                 learned[k] = w
                 if cache is not None:
                     cache.put(self.rules[k], data_key, w_max, w)

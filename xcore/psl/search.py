@@ -48,8 +48,10 @@ from xcore.psl.model import (
     assemble_program,
     dataset_fingerprint,
     metric_sense,
+    ppll_data_key,
     prediction_metrics,
     rule_form,
+    target_labels,
 )
 from xcore.psl.ppll import learn_weight
 from xcore.runtime import Progress, limited_threads
@@ -232,9 +234,9 @@ class ESMSSearch:
         cache = self.cache_
         train_fp, valid_fp = dataset_fingerprint(train_ds), dataset_fingerprint(valid_ds)
         train_store, valid_store = cache.store(train_ds, train_fp), cache.store(valid_ds, valid_fp)
-        if not np.isfinite(train_store.truth).any():
+        if not np.isfinite(target_labels(train_store, self.target)).any():
             raise XcoreError(f"the training dataset has no labelled targets of {self.target} to learn weights from")
-        truth = valid_store.truth
+        truth = target_labels(valid_store, self.target)  # scored on the target's labels only
         if not np.isfinite(truth).any():
             raise XcoreError(f"the validation dataset has no labelled targets of {self.target} to score models on")
         sense = metric_sense(self.metric)
@@ -344,11 +346,13 @@ class ESMSSearch:
             d[what] = d.get(what, 0.0) + seconds
 
         weights: dict[str, float] = {}
+        ppll_key = ppll_data_key(train_fp, self.target)
+        scored = np.isfinite(target_labels(train_store, self.target))
         need_w = []
         for k, r in rule_of.items():
             if (train_fp, k) in cache.failed:
                 continue
-            w = cache.ppll.get(r, train_fp, self.w_max)
+            w = cache.ppll.get(r, ppll_key, self.w_max)
             if w is None:
                 need_w.append(k)
             else:
@@ -362,8 +366,8 @@ class ESMSSearch:
             t1 = time.perf_counter()
             A, b = g.linear_form(train_store)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
-                w = learn_weight(A, b, g.rule.squared, train_store.truth, w_max=self.w_max).weight
-            cache.ppll.put(g.rule, train_fp, self.w_max, w)
+                w = learn_weight(A, b, g.rule.squared, train_store.truth, scored=scored, w_max=self.w_max).weight
+            cache.ppll.put(g.rule, ppll_key, self.w_max, w)
             weights[k] = w
             charge(k, "ppll", time.perf_counter() - t1)
             if time.perf_counter() - t0 > 0.5 or i + 1 == len(grounded):

@@ -221,7 +221,7 @@ def apply_rules(run: ESMSRun, text: str, learn_missing_weights: bool = True) -> 
     if learn_missing_weights and any(r.weight == 0 for r in rules):
         zero = [r for r in rules if r.weight == 0]
         learned = PSLModel(zero, alpha=run.settings.alpha, block=run.settings.block)
-        learned.fit_weights(run.train, cache=run.search.cache_.ppll)
+        learned.fit_weights(run.train, cache=run.search.cache_.ppll, target=run.settings.target)
         it = iter(learned.rules)
         rules = [next(it) if r.weight == 0 else r for r in rules]
     return _apply(run.settings, run.search, run.train, run.valid, run.test, rules)

@@ -91,6 +91,22 @@ def text_positions(pos: dict[Any, np.ndarray], nodes: list) -> list[str]:
     return ["middle right" if pos[n][0] >= 0 else "middle left" for n in nodes]
 
 
+def label_room(fig: go.Figure, pos: dict[Any, np.ndarray], x_pad: float = 0.4, y_pad: float = 0.15) -> go.Figure:
+    """Axis ranges with room for node labels around the layout, and labels never clipped at the plot edge.
+
+    Without this a label beside (or above) an outermost node was cut at the plot's border.
+    `x_pad`/`y_pad` are fractions of the layout's width/height added on each side.
+    """
+    xy = np.array([np.asarray(p, dtype=float) for p in pos.values()]).reshape(-1, 2)
+    if len(xy):
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        span = np.maximum(hi - lo, 1.0)
+        fig.update_xaxes(range=[float(lo[0] - x_pad * span[0]), float(hi[0] + x_pad * span[0])])
+        fig.update_yaxes(range=[float(lo[1] - y_pad * span[1]), float(hi[1] + y_pad * span[1])])
+    fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
+    return fig
+
+
 def edge_width(abs_score: float, max_abs: float) -> float:
     """Line width for an edge: linear in |score| from `EDGE_WIDTH_MIN` to `EDGE_WIDTH_MAX`."""
     if max_abs <= 0:
@@ -175,12 +191,19 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     td = g.nodes[t]
     values = [f"prediction {fmt(td['prediction'])}" if td["prediction"] is not None else "",
               f"truth {fmt(td['truth'])}" if td["truth"] is not None else ""]
+    radial = t in g  # the target at the centre, where every edge meets: the title names it, no label
     fig.add_trace(_node_trace(g, pos, [t], "target", theme.TARGET, 24, "star",
-                              [truncate(td["text"], label_width)],
+                              ["" if radial else truncate(td["text"], label_width)],
                               [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
-    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10))
+    # the legend below the graph, so a graph in a narrow column keeps its width for the labels
+    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="center", x=0.5))
+    # atom labels sit beside their nodes, outwards: room in proportion to the longest one, so that in a
+    # narrow column (where the width decides the scale) the outermost labels still fit
+    longest = max((len(truncate(d["text"], label_width)) for _, d in atoms), default=0)
+    label_room(fig, pos, x_pad=max(0.45, 0.045 * longest), y_pad=0.12)
     return styled(fig, title)
 
 
@@ -237,6 +260,7 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
     fig.update_layout(hovermode="closest", margin=dict(l=10, r=10, t=50, b=10))
+    label_room(fig, pos, x_pad=0.15, y_pad=0.2)  # labels above and below the nodes
     return styled(fig, title)
 
 

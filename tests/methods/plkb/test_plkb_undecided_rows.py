@@ -19,3 +19,13 @@ def test_row_279_of_the_seed_1_strings_has_no_decisive_pair_but_a_decisive_tripl
     assert not triple.meta.get("undecided")
     best = triple.items[0]
     assert not (best.extras["omega_lo"] <= 1e-6 and best.extras["omega_hi"] >= 1 - 1e-6)
+
+
+def test_what_if_says_so_too_when_no_k_set_decides_the_edited_row():
+    """Seen in a browser screenshot: the what-if panel ranked ten tied [0, 1] pairs without the note."""
+    ds = generated_dataset("Synthetic strings", seed=1)
+    run = run_method("plkb", ds, PLKBSettings(label="label", explain_rows=0, k=2), cache=None)
+    row = run.model.row("row 279").iloc[0].to_dict()
+    pair = run.model.what_if(row, k=2)
+    assert pair.meta.get("undecided") is True and "No set of 2 features decides" in pair.meta["note"]
+    assert not run.model.what_if(row, k=3).meta.get("undecided")
