@@ -2,6 +2,17 @@
 
     python bench/esms_search.py                          # print the tables
     python bench/esms_search.py --results bench/RESULTS.md   # also update the "ESMS search" section
+    python bench/esms_search.py --size lastfm            # LastFM size: reference vs fast path, per stage
+    python bench/esms_search.py --size lastfm --iterations 20 --sides reference   # a cheaper baseline
+
+`--size lastfm` (issue 13): `lastfm_preset("lastfm", seed=0)` (the size of HetRec LastFM: 1,892 users,
+17,632 items, 92k ratings, top-50 similarities), the paper's templates, gamma = 0, 100 x 15, seed 0.
+Each side runs in a fresh process (`--one SIDE`, data generated there, not timed): the reference
+path (`ESMSSearch(reference=True)`: today's full grounding, cold-start MAP) and the fast path
+(grounding only the ground rules with a target, batched; see `xcore.psl.search`), with threads, and
+with `--dask` also the fast path on a `LocalCluster(n_workers=2, threads_per_worker=1)` (cluster
+start-up timed separately). Printed: stage seconds side by side with their ratio, peak memory (the
+child's max RSS), and whether both sides chose the same rules with the same validation score.
 
 Data: `make_lastfm` with 500 users, 1,000 items, 10,000 ratings (20% held out), top-10
 similarities ("small-medium": between the `small` and `bench` presets), split by
@@ -19,6 +30,10 @@ exceed their share of the wall time.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,6 +120,87 @@ def run(iterations: int = 100, n_jobs: int = 2) -> tuple[str, dict]:
     return "\n".join(lines), {"runs": runs}
 
 
+# ---------------------------------------------------------------------- LastFM size (issue 13)
+LASTFM_SIDES = ("reference", "fast", "dask")
+
+
+def one_side(side: str, iterations: int, n_jobs: int) -> dict:
+    """One LastFM-size search in this process: stage seconds, wall, peak RSS, the chosen model."""
+    from xcore.data.generators import lastfm_preset
+
+    ds = lastfm_preset("lastfm", seed=0)
+    train, valid, _test = three_way_split(ds, "rating", seed=0)
+    client, cluster, t_cluster = None, None, 0.0
+    if side == "dask":
+        from distributed import Client, LocalCluster
+
+        t = time.perf_counter()
+        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+        t_cluster = time.perf_counter() - t
+    s = ESMSSearch("rating", gamma=0.0, iterations=iterations, rules_per_model=15, block="rated", n_jobs=n_jobs,
+                   seed=0, reference=side == "reference", executor=client if client is not None else "thread")
+    t = time.perf_counter()
+    s.fit(train, valid)
+    wall = time.perf_counter() - t
+    if client is not None:
+        client.close()
+        cluster.close()
+    h = s.history_
+    out = {"side": side, "wall": wall, "cluster_start": t_cluster, "best": s.best_score_,
+           "best_iteration": s.best_iteration_, "rules": sorted(r.text("psl") for r in s.best_rules_),
+           "skipped": len(s.skipped_rules_), "converged": int(h["converged"].sum()), "candidates": len(h),
+           "map_iterations": float(h["map_iterations"].mean()),
+           "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+           "scores": h["score"].tolist()}
+    for st in STAGES:
+        out[st] = float(h[f"{st}_seconds"].sum())
+    out["other"] = max(wall - out["ground"] - out["ppll"] - (out["map"] + out["score"]) / n_jobs, 0.0)
+    return out
+
+
+def lastfm_run(sides: list[str], iterations: int, n_jobs: int) -> tuple[str, dict]:
+    """Each side in a fresh process, then one table of stage seconds side by side."""
+    res = {}
+    for side in sides:
+        cmd = [sys.executable, __file__, "--one", side, "--iterations", str(iterations), "--n-jobs", str(n_jobs)]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode:
+            raise SystemExit(f"{side} failed:\n{proc.stderr[-3000:]}")
+        res[side] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{side}: {res[side]['wall']:.1f} s", file=sys.stderr)
+    head = "| stage | " + " | ".join(f"{s} s" for s in sides) + (" | ratio reference / fast |" if
+                                                                   {"reference", "fast"} <= set(sides) else " |")
+    lines = [f"LastFM size (`lastfm_preset('lastfm', seed=0)`), paper templates, gamma = 0, {iterations} candidates x "
+             f"15 rules, block `rated`, seed 0, n_jobs={n_jobs}; each side in a fresh process.", "", head,
+             "|---|" + "---:|" * (len(sides) + ({"reference", "fast"} <= set(sides)))]
+    rows = [("grounding (train + validation, summed)", "ground"), ("PPLL weight learning", "ppll"),
+            ("MAP inference (summed over candidates)", "map"), ("scoring (summed)", "score"),
+            (f"other (wall minus the above, MAP/scoring divided by {n_jobs})", "other"), ("**wall**", "wall")]
+    for label, key in rows:
+        cells = [f"{res[s][key]:.1f}" for s in sides]
+        if {"reference", "fast"} <= set(sides):
+            f = res["fast"][key]
+            cells.append(f"{res['reference'][key] / f:.1f}x" if f > 0.05 else "")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("| peak memory (max RSS, GB) | " + " | ".join(f"{res[s]['peak_gb']:.1f}" for s in sides) +
+                 (" | |" if {"reference", "fast"} <= set(sides) else " |"))
+    lines.append("")
+    base = res[sides[0]]
+    for s in sides:
+        r = res[s]
+        same = r["rules"] == base["rules"] and r["best"] == base["best"]
+        lines.append(f"- {s}: best validation MSE {r['best']:.6f} at iteration {r['best_iteration']}, "
+                     f"{len(r['rules'])} rules; MAP converged {r['converged']}/{r['candidates']} (mean "
+                     f"{r['map_iterations']:.0f} L-BFGS-B iterations); rules skipped as too large: {r['skipped']}"
+                     + (f"; LocalCluster start {r['cluster_start']:.1f} s (not in wall)" if s == "dask" else "")
+                     + ("" if s == sides[0] else f"; same rules and score as {sides[0]}: {'yes' if same else 'NO'}"
+                        f" (largest candidate score difference "
+                        f"{max(abs(a - b) for a, b in zip(r['scores'], base['scores'])):.1e})"))
+    return "\n".join(lines), res
+
+
 def update_results(path: Path, body: str, info: str) -> None:
     """Replace (or append) the "## ESMS search" section of the results file."""
     section = (f"## ESMS search\n\nCommand: `python bench/esms_search.py` ({time.strftime('%Y-%m-%d')}).\n"
@@ -123,8 +219,22 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=100)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--results", type=Path, help="update the ESMS search section of this file")
+    parser.add_argument("--size", choices=["small-medium", "lastfm"], default="small-medium")
+    parser.add_argument("--sides", default="reference,fast", help="lastfm size: comma-separated of "
+                        + ", ".join(LASTFM_SIDES))
+    parser.add_argument("--dask", action="store_true", help="lastfm size: also the LocalCluster side")
+    parser.add_argument("--one", choices=LASTFM_SIDES, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one_side(args.one, args.iterations, args.n_jobs)))
+        return
     info = machine()
+    if args.size == "lastfm":
+        sides = [s for s in args.sides.split(",") if s] + (["dask"] if args.dask else [])
+        body, _ = lastfm_run(sides, args.iterations, args.n_jobs)
+        print(f"Machine: {info}\n")
+        print(body)
+        return
     body, _ = run(args.iterations, args.n_jobs)
     print(f"Machine: {info}\n")
     print(body)

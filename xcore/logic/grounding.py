@@ -46,7 +46,7 @@ from xcore.errors import GroundingTooLarge, XcoreError
 from xcore.logic.ast import Constant, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
-from xcore.logic.sql import GroundingPlan, TableNames, plan_rule, rule_sql
+from xcore.logic.sql import GroundingPlan, TableNames, focused_rule_sql, plan_rule, rule_sql
 from xcore.runtime import Progress
 
 DEFAULT_LIMIT = 5_000_000
@@ -184,12 +184,17 @@ def ground(
     names: TableNames = TableNames(),
     threads: int | None = None,
     engine_join_order: bool = False,
+    only_targets: bool = False,
 ) -> GroundProgram:
     """Ground every rule against `data`; raise `GroundingTooLarge` (before any query runs) when a
     rule's estimated size exceeds `limit` (None: no limit).
 
     Joins run in the order chosen by `order_joins` from xcore's own estimates (multi-column
     distinct counts); ``engine_join_order=True`` lets DuckDB's optimizer reorder them instead.
+    ``only_targets=True`` keeps only the ground rules that contain a target atom (the only ones
+    inference and PPLL use; `focused_rule_sql`), in the same canonical order; joins then start
+    from the small target tables. The estimate guard still applies to the whole rule; the hard
+    ``LIMIT`` counts the kept ground rules.
     """
     rule_list = _as_rules(rules)
     store = data if isinstance(data, AtomStore) else AtomStore.from_dataset(data)
@@ -202,13 +207,13 @@ def ground(
     with _DATABASE_LOCK:
         con = _database(engine_join_order, threads).cursor()  # own catalogue of registered tables
     try:
-        register_tables(con, store, plans, names)
+        register_tables(con, store, plans, names, targets=only_targets)
         out = GroundProgram(store)
         for i, (rule, plan) in enumerate(zip(rule_list, plans)):
             if progress:
                 progress(i / max(len(plans), 1), f"grounding {rule.text()}")
             t0 = time.perf_counter()
-            out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i]))
+            out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i], only_targets))
             out.rules[-1].seconds = time.perf_counter() - t0
         if progress:
             progress(1.0, f"{out.n_ground_rules:,} ground rules")
@@ -233,9 +238,9 @@ def _database(engine_join_order: bool, threads: int | None) -> duckdb.DuckDBPyCo
 
 
 def register_tables(con: duckdb.DuckDBPyConnection, store: AtomStore, plans: Sequence[GroundingPlan],
-                    names: TableNames = TableNames()) -> None:
+                    names: TableNames = TableNames(), targets: bool = False) -> None:
     """Register the atom tables (atom_id, a0..) and domain tables (const_id) the plans scan,
-    as zero-copy Arrow views in a DuckDB connection."""
+    as zero-copy Arrow views in a DuckDB connection (`targets`: also each predicate's target rows)."""
     preds = {s.name for p in plans for s in p.scans if s.source == "atoms"}
     types = {s.name for p in plans for s in p.scans if s.source == "domain"}
     for name in sorted(preds):
@@ -243,7 +248,10 @@ def register_tables(con: duckdb.DuckDBPyConnection, store: AtomStore, plans: Seq
         cols = {"atom_id": pa.array(pa_.ids)}
         for i in range(pa_.predicate.arity):
             cols[f"a{i}"] = pa.array(np.ascontiguousarray(pa_.args[:, i]))
-        con.register(names.atoms.format(name), _chunked(pa.table(cols)))
+        table = pa.table(cols)
+        con.register(names.atoms.format(name), _chunked(table))
+        if targets and pa_.n_targets:
+            con.register(names.targets.format(name), _chunked(table.slice(pa_.n_obs)))
     for t in sorted(types):
         con.register(names.domain.format(t), _chunked(pa.table({"const_id": pa.array(store.domain(t).astype(np.int32))})))
 
@@ -260,9 +268,17 @@ def _chunked(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
 
 
+def _first_targets(store: AtomStore) -> dict[str, int]:
+    """First target atom id of every predicate that has targets (its targets run to its block's end)."""
+    return {name: pa_.offset + pa_.n_obs for name, pa_ in store.predicates.items() if pa_.n_targets}
+
+
 def _ground_plan(con, store: AtomStore, plan: GroundingPlan, index: int, names: TableNames,
-                 limit: int | None, estimate: int) -> GroundRules:
+                 limit: int | None, estimate: int, only_targets: bool = False) -> GroundRules:
     sql = rule_sql(plan, store.schema, store.constant_id, names)
+    if only_targets:
+        focused = focused_rule_sql(plan, store.schema, store.constant_id, _first_targets(store), names)
+        sql = focused if focused is not None else f"SELECT * FROM ({sql}) AS g WHERE FALSE"
     capped = sql if limit is None else f"{sql}\nLIMIT {int(limit) + 1}"
     res = con.sql(capped).to_arrow_table()
     L, V = len(plan.signs), len(plan.variables)

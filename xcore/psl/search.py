@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from xcore.cluster import is_dask_client, map_shared
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import GroundingTooLarge, XcoreError
 from xcore.logic.ast import Rule
@@ -62,6 +63,15 @@ from xcore.psl.templates import (
     rule_key,
     sample_rules,
 )
+
+REFERENCE_MAP_TOL = 1e-10
+"""L-BFGS-B gradient tolerance of the reference path (as `map_inference`'s default)."""
+FAST_MAP_TOL = 1e-10
+"""L-BFGS-B gradient tolerance of the fast path."""
+WARM_START = "none"
+"""Fast path: "union" starts every candidate's MAP from the union model's MAP state, "none" from 0.5."""
+_BATCH = 16
+"""Rules grounded per DuckDB session in the fast path (ground rules of one batch in memory at a time)."""
 
 DEFAULT_GAMMA_GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 """0, 0.1, ..., 1: the paper's sweep of the explainability bias."""
@@ -146,16 +156,35 @@ class _Candidate:
     rules: list[Rule]
 
 
-def _evaluate(task: tuple) -> dict:
-    """Evaluate one candidate: MAP on the validation program, metrics and MEP@1..3 (pure function)."""
-    prog, truth, row_expl, inference, metric = task
+@dataclass
+class EvalData:
+    """What every candidate evaluation reads (shipped once per worker): cached validation blocks,
+    the validation truth and how MAP is run. `y0` is the warm start shared by all candidates."""
+
+    forms: dict[str, RuleForm]
+    truth: np.ndarray
+    n_targets: int
+    inference: str
+    metric: str
+    tol: float
+    y0: np.ndarray | None = None
+
+
+def _evaluate(data: EvalData, task: tuple) -> dict:
+    """Evaluate one candidate: stack its cached blocks, MAP on the validation program, metrics, MEP@1..3.
+
+    A pure function of (data, task): results do not depend on where or in which order it runs.
+    """
+    rules, keys, rule_expl = task
+    prog = assemble_program([data.forms[k] for k in keys], rules, data.n_targets)
+    row_expl = rule_expl[prog.rule_index] if len(rules) else np.zeros(0, bool)
     t0 = time.perf_counter()
-    res = map_inference(prog, inference)
+    res = map_inference(prog, data.inference, y0=data.y0, tol=data.tol)
     t1 = time.perf_counter()
-    m = prediction_metrics(res.y, truth)
+    m = prediction_metrics(res.y, data.truth)
     m.update(mep_from_program(prog, res.y, row_expl, (1, 2, 3)))
     return {"metrics": m, "map_seconds": t1 - t0, "score_seconds": time.perf_counter() - t1,
-            "map_iterations": res.iterations, "converged": res.converged, "score": m[metric]}
+            "map_iterations": res.iterations, "converged": res.converged, "score": m[data.metric]}
 
 
 # ---------------------------------------------------------------------- the search
@@ -173,14 +202,18 @@ class ESMSSearch:
                  iterations: int = 100, metric: str = "mse", block: str | None = None, n_jobs: int = 2,
                  seed: int = 0, templates: Sequence[MetaTemplate] = DEFAULT_TEMPLATES,
                  always_priors: bool = False, squared: bool = True, inference: str = "auto",
-                 w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: str = "thread",
-                 cache: SearchCache | None = None, counterparts: bool = False) -> None:
+                 w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: Any = "thread",
+                 cache: SearchCache | None = None, counterparts: bool = False, reference: bool = False,
+                 map_tol: float | None = None) -> None:
         if not 0.0 <= gamma <= 1.0:
             raise XcoreError(f"gamma must be in [0, 1], got {gamma}")
         if iterations < 1 or rules_per_model < 0:
             raise XcoreError("iterations must be >= 1 and rules_per_model >= 0")
-        if executor not in ("thread", "process"):
-            raise XcoreError(f"executor must be 'thread' or 'process', got {executor!r}")
+        if not (executor in ("thread", "process") or isinstance(executor, Executor) or is_dask_client(executor)):
+            raise XcoreError(f"executor must be 'thread', 'process', a concurrent.futures Executor or a Dask "
+                             f"distributed Client, got {executor!r}")
+        if map_tol is not None and not 0.0 < map_tol < 1.0:
+            raise XcoreError(f"map_tol must be in (0, 1), got {map_tol}")
         metric_sense(metric)
         self.target, self.gamma, self.alpha = target, float(gamma), float(alpha)
         self.rules_per_model, self.iterations, self.metric = int(rules_per_model), int(iterations), metric
@@ -188,13 +221,14 @@ class ESMSSearch:
         self.templates, self.always_priors, self.squared = tuple(templates), always_priors, squared
         self.inference, self.w_max, self.ground_limit, self.executor = inference, w_max, ground_limit, executor
         self.counterparts = bool(counterparts)
+        self.reference, self.map_tol = bool(reference), map_tol
         self.cache_ = cache if cache is not None else SearchCache()
 
     def get_params(self) -> dict:
         """Constructor arguments (sklearn style), without the cache."""
         keys = ("target", "gamma", "alpha", "rules_per_model", "iterations", "metric", "block", "n_jobs",
                 "seed", "templates", "always_priors", "squared", "inference", "w_max", "ground_limit",
-                "executor", "counterparts")
+                "executor", "counterparts", "reference", "map_tol")
         return {k: getattr(self, k) for k in keys}
 
     # ------------------------------------------------------------------ candidates
@@ -245,10 +279,6 @@ class ESMSSearch:
             for r in c.rules:
                 expl_of.setdefault(rule_key(r), is_alpha_explainable(r, schema, self.alpha, self.block))
         n_workers = max(1, os.cpu_count() or 1) if self.n_jobs in (-1, None) else max(1, int(self.n_jobs))
-        pool: Executor | None = None
-        if n_workers > 1:
-            pool = (ThreadPoolExecutor(n_workers) if self.executor == "thread"
-                    else ProcessPoolExecutor(n_workers, mp_context=_mp_context(), initializer=_worker_init))
         blas = limited_threads(1)
         blas.__enter__()
         rows: list[dict] = []
@@ -258,14 +288,13 @@ class ESMSSearch:
             for c in models:
                 rules = [r.with_weight(weights[rule_key(r)]) for r in c.rules
                          if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
-                forms = [cache.forms[(valid_fp, rule_key(r))] for r in rules]
-                prog = assemble_program(forms, rules, valid_store.n_targets)
-                rule_expl = np.array([expl_of[rule_key(r)] for r in rules], dtype=bool)
-                row_expl = rule_expl[prog.rule_index] if len(rules) else np.zeros(0, bool)
-                tasks.append((prog, truth, row_expl, self.inference, self.metric))
+                keys = [rule_key(r) for r in rules]
+                rule_expl = np.array([expl_of[k] for k in keys], dtype=bool)
+                tasks.append((rules, keys, rule_expl))
                 meta.append((c, rules, rule_expl))
-            results = _map_in_order(pool, _evaluate, tasks, lambda done: report(
-                0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"))
+            data = self._eval_data(tasks, valid_store, valid_fp, weights)
+            results = map_shared(self.executor, _evaluate, data, tasks, lambda done: report(
+                0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"), n_workers=n_workers)
             for (c, rules, rule_expl), res in zip(meta, results):
                 first = timing.get(c.iteration, {})
                 m = res["metrics"]
@@ -279,8 +308,6 @@ class ESMSSearch:
                     "map_iterations": res["map_iterations"], "converged": res["converged"],
                     "rules": [r.text("psl") for r in rules]})
         finally:
-            if pool is not None:
-                pool.shutdown()
             blas.__exit__(None, None, None)
         hist = pd.DataFrame(rows, columns=[c for c in HISTORY_COLUMNS if c != "best_score"])
         scores = hist["score"].to_numpy(dtype=float)
@@ -335,31 +362,52 @@ class ESMSSearch:
             else:
                 weights[k] = w
         report(0.02, f"grounding {len(need_w)} new rules on the training data")
-        grounded = self._ground_many([rule_of[k] for k in need_w], need_w, train_store, train_fp,
-                                     lambda f: report(0.02 + 0.2 * f, "grounding rules on the training data"))
-        t0 = time.perf_counter()
-        for i, (k, g, secs) in enumerate(grounded):
-            charge(k, "ground", secs)
-            t1 = time.perf_counter()
-            A, b = g.linear_form(train_store)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
-                w = learn_weight(A, b, g.rule.squared, train_store.truth, w_max=self.w_max).weight
-            cache.ppll.put(g.rule, train_fp, self.w_max, w)
-            weights[k] = w
-            charge(k, "ppll", time.perf_counter() - t1)
-            if time.perf_counter() - t0 > 0.5 or i + 1 == len(grounded):
-                t0 = time.perf_counter()
-                report(0.22 + 0.18 * (i + 1) / len(grounded), f"PPLL weights: {i + 1}/{len(grounded)} rules")
-        del grounded
+        # Ground rules in batches and learn their weights before grounding the next batch: only one
+        # batch of ground rules is in memory. (The reference path grounds all rules first.)
+        step = len(need_w) if self.reference else _BATCH
+        done = 0
+        for start in range(0, len(need_w), max(step, 1)):
+            batch = need_w[start:start + step]
+            grounded = self._ground_many([rule_of[k] for k in batch], batch, train_store, train_fp,
+                                         lambda f: report(0.02 + 0.38 * (done + f * len(batch)) / len(need_w),
+                                                          "grounding rules on the training data"))
+            for k, g, secs in grounded:
+                charge(k, "ground", secs)
+                t1 = time.perf_counter()
+                A, b = g.linear_form(train_store)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
+                    w = learn_weight(A, b, g.rule.squared, train_store.truth, w_max=self.w_max).weight
+                cache.ppll.put(g.rule, train_fp, self.w_max, w)
+                weights[k] = w
+                charge(k, "ppll", time.perf_counter() - t1)
+            del grounded
+            done += len(batch)
+            report(0.02 + 0.38 * done / len(need_w), f"PPLL weights: {done}/{len(need_w)} rules")
         need_f = [k for k in rule_of if k in weights and (valid_fp, k) not in cache.forms
                   and (valid_fp, k) not in cache.failed]
-        grounded = self._ground_many([rule_of[k] for k in need_f], need_f, valid_store, valid_fp,
-                                     lambda f: report(0.4 + 0.2 * f, "grounding rules on the validation data"))
-        for k, g, secs in grounded:
-            t1 = time.perf_counter()
-            cache.forms[(valid_fp, k)] = rule_form(g, valid_store)
-            charge(k, "ground", secs + time.perf_counter() - t1)
+        step = len(need_f) if self.reference else _BATCH
+        for start in range(0, len(need_f), max(step, 1)):
+            batch = need_f[start:start + step]
+            grounded = self._ground_many([rule_of[k] for k in batch], batch, valid_store, valid_fp,
+                                         lambda f: report(0.4 + 0.2 * (start + f * len(batch)) / len(need_f),
+                                                          "grounding rules on the validation data"))
+            for k, g, secs in grounded:
+                t1 = time.perf_counter()
+                cache.forms[(valid_fp, k)] = rule_form(g, valid_store)
+                charge(k, "ground", secs + time.perf_counter() - t1)
+            del grounded
         return weights, timing
+
+    def _eval_data(self, tasks: list[tuple], valid_store: AtomStore, valid_fp: str,
+                   weights: dict[str, float]) -> EvalData:
+        """The blocks the candidates use, the truth and the MAP settings (reference: cold start, tol 1e-10)."""
+        used = {k for _, keys, _ in tasks for k in keys}
+        forms = {k: self.cache_.forms[(valid_fp, k)] for k in sorted(used)}
+        tol = REFERENCE_MAP_TOL if self.reference else (self.map_tol or FAST_MAP_TOL)
+        data = EvalData(forms, valid_store.truth, valid_store.n_targets, self.inference, self.metric, tol)
+        if not self.reference and WARM_START == "union" and forms:
+            data.y0 = _union_start(data, tasks)
+        return data
 
     def _ground_many(self, rules: list[Rule], keys: list[str], store: AtomStore, fp: str,
                      progress: Callable[[float], None]) -> list[tuple[str, GroundRules, float]]:
@@ -370,7 +418,7 @@ class ESMSSearch:
         for _attempt in range(2):
             try:
                 gp = ground([rules[i] for i in keep], store, limit=self.ground_limit,
-                            progress=lambda f, msg: progress(f))
+                            progress=lambda f, msg: progress(f), only_targets=not self.reference)
                 return [(keys[i], g, g.seconds) for i, g in zip(keep, gp)]
             except GroundingTooLarge:
                 ok = []
@@ -385,7 +433,7 @@ class ESMSSearch:
         out = []
         for i in keep:  # the estimate was too low for some rule: ground one by one
             try:
-                g = ground([rules[i]], store, limit=self.ground_limit)[0]
+                g = ground([rules[i]], store, limit=self.ground_limit, only_targets=not self.reference)[0]
             except GroundingTooLarge as e:
                 self.cache_.failed[(fp, keys[i])] = str(e)
                 continue
@@ -438,32 +486,13 @@ def gamma_sweep(train_ds: RelationalDataset, valid_ds: RelationalDataset, target
     return ESMSSearch(target, **search_kwargs).gamma_sweep(train_ds, valid_ds, grid, test_ds, progress)
 
 
-def _map_in_order(pool: Executor | None, fn, tasks: list, tick: Callable[[int], None]) -> list:
-    """fn over tasks, in a pool when given; results in task order; tick(done) as results arrive."""
-    out = []
-    if pool is None:
-        for t in tasks:
-            out.append(fn(t))
-            tick(len(out))
-        return out
-    for res in pool.map(fn, tasks):
-        out.append(res)
-        tick(len(out))
-    return out
-
-
-_WORKER_LIMIT: list = []
-"""The entered thread limit of a process worker, kept referenced (a dropped one would be undone)."""
-
-
-def _worker_init() -> None:
-    """Process workers: one BLAS thread each for the worker's life (see `limited_threads`)."""
-    limit = limited_threads(1)
-    limit.__enter__()
-    _WORKER_LIMIT.append(limit)
-
-
-def _mp_context():
-    import multiprocessing as mp
-
-    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+def _union_start(data: EvalData, tasks: list[tuple]) -> np.ndarray:
+    """The MAP state of the union of all candidates' rules: every candidate's warm start (deterministic)."""
+    seen: dict[str, Rule] = {}
+    for rules, keys, _ in tasks:
+        for r, k in zip(rules, keys):
+            seen.setdefault(k, r)
+    keys = sorted(seen)
+    soft = [k for k in keys if not seen[k].is_hard]
+    prog = assemble_program([data.forms[k] for k in soft], [seen[k] for k in soft], data.n_targets)
+    return map_inference(prog, data.inference, tol=data.tol).y
