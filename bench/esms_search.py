@@ -153,6 +153,9 @@ def one_side(side: str, iterations: int, n_jobs: int) -> dict:
            "map_iterations": float(h["map_iterations"].mean()),
            "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
            "scores": h["score"].tolist()}
+    rs = s.rule_stats_.fillna(0.0)
+    rs["seconds"] = rs["train_seconds"] + rs["valid_seconds"]
+    out["slowest_rules"] = rs.sort_values("seconds", ascending=False).head(8).to_dict("records")
     for st in STAGES:
         out[st] = float(h[f"{st}_seconds"].sum())
     out["other"] = max(wall - out["ground"] - out["ppll"] - (out["map"] + out["score"]) / n_jobs, 0.0)

@@ -64,6 +64,8 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
         st.session_state["esms_closed_world"] = positive_only
         st.session_state["esms_cw_for"] = (ds.fingerprint(), target)
     closed_world = st.checkbox("Closed world: absent atoms of the target's domain are 0", key="esms_closed_world")
+    scheduler = st.text_input("Dask scheduler address", key="esms_scheduler", placeholder="tcp://host:8786",
+                              help="Evaluate the candidate models on a Dask cluster; empty: on this machine.")
     c1, c2, c3, c4, c5 = st.columns(5)
     for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
                           ("esms_seed", 0)):
@@ -76,7 +78,7 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
                    explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
                    rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                   counterparts=bool(counterparts), closed_world=bool(closed_world))
+                   counterparts=bool(counterparts), closed_world=bool(closed_world), scheduler=scheduler.strip())
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:
