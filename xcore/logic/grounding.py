@@ -69,6 +69,18 @@ class EstimatedTooLarge(GroundingTooLarge):
             f"(limit=None switches the guard off)")
 
 
+class CountedTooLarge(GroundingTooLarge):
+    """`GroundingTooLarge` from a count stopped at ``limit + 1``: the rule has MORE than `limit`."""
+
+    def __init__(self, rule_text: str, limit: int) -> None:
+        super().__init__(rule_text, limit + 1, limit)
+        shown = rule_text if len(rule_text) <= 200 else rule_text[:197] + "..."
+        XcoreError.__init__(
+            self,
+            f"rule `{shown}` has more than {limit:,} ground rules (the limit; counting stopped there); "
+            f"add a body atom that binds its variables (a block predicate) or raise the limit")
+
+
 def _suggested_limit(estimate: int) -> str:
     """A limit just above the estimate, in Python syntax (``2_000_000``), or None if absurd."""
     if estimate >= 10**12:
@@ -193,8 +205,8 @@ def ground(
     distinct counts); ``engine_join_order=True`` lets DuckDB's optimizer reorder them instead.
     ``only_targets=True`` keeps only the ground rules that contain a target atom (the only ones
     inference and PPLL use; `focused_rule_sql`), in the same canonical order; joins then start
-    from the small target tables. The estimate guard still applies to the whole rule; the hard
-    ``LIMIT`` counts the kept ground rules.
+    from the small target tables. The limit still counts every ground rule (a count capped at
+    ``limit + 1``, nothing materialised), so the same rules pass the guard as without it.
     """
     rule_list = _as_rules(rules)
     store = data if isinstance(data, AtomStore) else AtomStore.from_dataset(data)
@@ -277,6 +289,10 @@ def _ground_plan(con, store: AtomStore, plan: GroundingPlan, index: int, names: 
                  limit: int | None, estimate: int, only_targets: bool = False) -> GroundRules:
     sql = rule_sql(plan, store.schema, store.constant_id, names)
     if only_targets:
+        if limit is not None:  # the limit counts every ground rule, as without only_targets
+            n_all = con.sql(f"SELECT count(*) FROM ({sql}\nLIMIT {int(limit) + 1}) AS g").fetchall()[0][0]
+            if n_all > limit:
+                raise CountedTooLarge(plan.rule.text(), int(limit))
         focused = focused_rule_sql(plan, store.schema, store.constant_id, _first_targets(store), names)
         sql = focused if focused is not None else f"SELECT * FROM ({sql}) AS g WHERE FALSE"
     capped = sql if limit is None else f"{sql}\nLIMIT {int(limit) + 1}"

@@ -427,11 +427,22 @@ class ESMSSearch:
         """Ground rules in one DuckDB session; rules above the size limit are recorded and skipped."""
         if not rules:
             return []
+        if not self.reference:  # one rule per call: a rule over the limit costs only its own capped count
+            out = []
+            for i, rule in enumerate(rules):
+                try:
+                    g = ground([rule], store, limit=self.ground_limit, only_targets=True)[0]
+                except GroundingTooLarge as e:
+                    self.cache_.failed[(fp, keys[i])] = str(e)
+                else:
+                    out.append((keys[i], g, g.seconds))
+                progress((i + 1) / len(rules))
+            return out
         keep = list(range(len(rules)))
         for _attempt in range(2):
             try:
                 gp = ground([rules[i] for i in keep], store, limit=self.ground_limit,
-                            progress=lambda f, msg: progress(f), only_targets=not self.reference)
+                            progress=lambda f, msg: progress(f))
                 return [(keys[i], g, g.seconds) for i, g in zip(keep, gp)]
             except GroundingTooLarge:
                 ok = []
@@ -446,7 +457,7 @@ class ESMSSearch:
         out = []
         for i in keep:  # the estimate was too low for some rule: ground one by one
             try:
-                g = ground([rules[i]], store, limit=self.ground_limit, only_targets=not self.reference)[0]
+                g = ground([rules[i]], store, limit=self.ground_limit)[0]
             except GroundingTooLarge as e:
                 self.cache_.failed[(fp, keys[i])] = str(e)
                 continue
