@@ -90,3 +90,18 @@ def test_connect_errors_are_config_errors_naming_the_address():
         connect("  ")
     with pytest.raises(Exception, match="executor must be"):
         ESMSSearch("rating", executor="cluster")
+
+
+@pytest.mark.slow
+def test_a_cluster_restart_mid_search_resubmits_the_lost_tasks(data, local, client):
+    restarted = []
+
+    def restart_after_first(fraction: float, message: str) -> None:
+        if "evaluated" in message and not restarted:
+            client.restart()  # every worker restarts: queued tasks and the scattered blocks are lost
+            restarted.append(message)
+
+    remote = search(client).fit(*data, progress=restart_after_first)
+    assert restarted
+    assert remote.best_score_ == local.best_score_
+    np.testing.assert_array_equal(remote.history_["score"], local.history_["score"])
