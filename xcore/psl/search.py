@@ -6,10 +6,18 @@ Algorithm 1: for N iterations, draw a candidate model of L_M rules with Algorith
 predictions V(M) (MSE/RMSE/MAE, or AUPR/AUROC for 0/1 targets) and keep the best model.
 
 How it is computed. All N candidate models are drawn first from one seeded generator (so the
-draws do not depend on scheduling); rules are then grounded once per dataset (a batch per round)
-and their hinge blocks cached, so a candidate model is just a stack of cached blocks. Candidates
-are evaluated in parallel (`n_jobs`, threads or processes); each evaluation is a pure function of
-its rules, so results are identical for any `n_jobs`. Ties keep the earliest iteration.
+draws do not depend on scheduling); every distinct rule is then grounded once per dataset and its
+hinge block cached, so a candidate model is just a stack of cached blocks. The fast path (default;
+issue 13) grounds each rule on its own with `ground(..., only_targets=True)`: a count capped at the
+ground limit decides, exactly as the reference path does, whether the rule is too large, and only
+the ground rules with a target atom (the only ones PPLL and MAP use) are materialised; training
+ground rules are learned and dropped a batch at a time. Candidates are evaluated in parallel
+(`n_jobs`, threads, processes or a Dask cluster: `xcore.cluster.map_shared`, the blocks shipped to
+each worker once), each MAP warm-started from the union model's state (`WARM_START`); each
+evaluation is a pure function of its rules, so results are identical for any `n_jobs` or executor.
+The chosen model's `best_score_` is recomputed exactly as the reference path computes it.
+`reference=True` keeps the pre-issue-13 path (all rules grounded in full at once, cold starts) to
+compare with. Ties keep the earliest iteration.
 The priors (``~T`` and ``T``, not explainable: empty body) are candidates of the prior template,
 drawn like any rule, as in the paper; with `always_priors=True` both are added to every model
 outside the L_M sampled rules (MAP is then strongly convex, which the stability bound of
@@ -67,11 +75,18 @@ from xcore.psl.templates import (
 REFERENCE_MAP_TOL = 1e-10
 """L-BFGS-B gradient tolerance of the reference path (as `map_inference`'s default)."""
 FAST_MAP_TOL = 1e-10
-"""L-BFGS-B gradient tolerance of the fast path."""
+"""L-BFGS-B gradient tolerance of the fast path. Kept at the reference value: on the LastFM-size
+candidates, 1e-8 .. 1e-6 saved 1% of the iterations (the squared-hinge restarts dominate) for a
+change of up to 1.7e-9 in a candidate's MSE (bench/RESULTS.md, "ESMS search")."""
 WARM_START = "none"
-"""Fast path: "union" starts every candidate's MAP from the union model's MAP state, "none" from 0.5."""
+"""Fast path: "union" starts every candidate's MAP from the MAP state of the union of all candidates'
+rules (one solve, the same start for every candidate, so results do not depend on scheduling);
+"none" from 0.5, as the reference. Off: on LastFM size "union" saved 17% of the L-BFGS-B iterations
+but moved candidate MSEs by up to 1e-8, which flips near-ties (on the planted data of
+tests/methods/esms/test_psl_search.py it chose another model), so the choice would no longer be
+the reference's."""
 _BATCH = 16
-"""Rules grounded per DuckDB session in the fast path (ground rules of one batch in memory at a time)."""
+"""Rules whose training ground rules are held at once in the fast path (then learned and dropped)."""
 
 DEFAULT_GAMMA_GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 """0, 0.1, ..., 1: the paper's sweep of the explainability bias."""
@@ -196,7 +211,8 @@ class ESMSSearch:
     an optional block predicate for the target; `counterparts=True` adds the negative counterpart
     of every template (`xcore.psl.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
     grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`, and `rule_stats_`
-    (ground rules and grounding seconds of each rule grounded in this fit, on train and validation).
+    (ground rules and grounding seconds of each rule grounded in this fit, on train and validation),
+    `timings_` (wall seconds: atom stores, grounding + PPLL, warm start, evaluating candidates, best model).
 
     `reference=True` runs the reference path (every ground rule grounded, all rules of a dataset at once,
     MAP at tolerance 1e-10 from 0.5); the default fast path grounds only ground rules with a target
@@ -268,6 +284,7 @@ class ESMSSearch:
         cache = self.cache_
         train_fp, valid_fp = dataset_fingerprint(train_ds), dataset_fingerprint(valid_ds)
         train_store, valid_store = cache.store(train_ds, train_fp), cache.store(valid_ds, valid_fp)
+        clock = {"stores": time.perf_counter() - t_start}
         if not np.isfinite(train_store.truth).any():
             raise XcoreError(f"the training dataset has no labelled targets of {self.target} to learn weights from")
         truth = valid_store.truth
@@ -289,7 +306,9 @@ class ESMSSearch:
         blas.__enter__()
         rows: list[dict] = []
         try:
+            t = time.perf_counter()
             weights, timing = self._prepare_rules(models, train_store, train_fp, valid_store, valid_fp, report)
+            clock["ground_and_ppll"] = time.perf_counter() - t
             self.rule_stats_ = pd.DataFrame(list(self.rule_stats_.values()),
                                             columns=["rule", "train_ground_rules", "train_seconds",
                                                      "valid_ground_rules", "valid_seconds"])
@@ -301,7 +320,10 @@ class ESMSSearch:
                 rule_expl = np.array([expl_of[k] for k in keys], dtype=bool)
                 tasks.append((rules, keys, rule_expl))
                 meta.append((c, rules, rule_expl))
+            t = time.perf_counter()
             data = self._eval_data(tasks, valid_store, valid_fp, weights)
+            clock["warm_start"] = time.perf_counter() - t
+            t = time.perf_counter()
             results = map_shared(self.executor, _evaluate, data, tasks, lambda done: report(
                 0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"), n_workers=n_workers)
             for (c, rules, rule_expl), res in zip(meta, results):
@@ -316,8 +338,10 @@ class ESMSSearch:
                     "map_seconds": res["map_seconds"], "score_seconds": res["score_seconds"],
                     "map_iterations": res["map_iterations"], "converged": res["converged"],
                     "rules": [r.text("psl") for r in rules]})
+            clock["evaluate"] = time.perf_counter() - t
         finally:
             blas.__exit__(None, None, None)
+        t = time.perf_counter()
         hist = pd.DataFrame(rows, columns=[c for c in HISTORY_COLUMNS if c != "best_score"])
         scores = hist["score"].to_numpy(dtype=float)
         keyed = np.where(np.isfinite(scores), -sense * scores, np.inf)
@@ -332,10 +356,17 @@ class ESMSSearch:
         self.skipped_rules_ = sorted({cache.failed[key] for key in cache.failed if key[0] in (train_fp, valid_fp)})
         model = PSLModel(self.best_rules_, inference=self.inference, alpha=self.alpha, block=self.block,
                          limit=self.ground_limit)
-        model.ground(valid_store)
+        model.ground(valid_store, only_targets=not self.reference)
         model.infer()
         self.best_model_ = model
+        if not self.reference and (data.tol != REFERENCE_MAP_TOL or data.y0 is not None):
+            # candidates were ranked at `map_tol` / from a warm start: the chosen one's score as the reference
+            exact = EvalData(data.forms, data.truth, data.n_targets, data.inference, data.metric, REFERENCE_MAP_TOL)
+            self.best_score_ = float(_evaluate(exact, tasks[best_i])["score"])
+        clock["best_model"] = time.perf_counter() - t
         self.seconds_ = time.perf_counter() - t_start
+        clock["other"] = self.seconds_ - sum(clock.values())
+        self.timings_ = clock
         report(1.0, f"ESMS done: best {self.metric} {self.best_score_:.4g} at iteration {self.best_iteration_}")
         return self
 
