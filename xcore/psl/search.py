@@ -406,41 +406,38 @@ class ESMSSearch:
         report(0.02, f"grounding {len(need_w)} new rules on the training data")
         # Ground rules in batches and learn their weights before grounding the next batch: only one
         # batch of ground rules is in memory. (The reference path grounds all rules first.)
-        step = len(need_w) if self.reference else _BATCH
-        done = 0
-        for start in range(0, len(need_w), max(step, 1)):
-            batch = need_w[start:start + step]
-            grounded = self._ground_many([rule_of[k] for k in batch], batch, train_store, train_fp,
-                                         lambda f: report(0.02 + 0.38 * (done + f * len(batch)) / len(need_w),
-                                                          "grounding rules on the training data"))
-            for k, g, secs in grounded:
-                charge(k, "ground", secs)
-                stats[k] = {"rule": k, "train_ground_rules": g.n, "train_seconds": secs}
-                t1 = time.perf_counter()
-                A, b = g.linear_form(train_store)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
-                    w = learn_weight(A, b, g.rule.squared, train_store.truth, w_max=self.w_max).weight
-                cache.ppll.put(g.rule, train_fp, self.w_max, w)
-                weights[k] = w
-                charge(k, "ppll", time.perf_counter() - t1)
-            del grounded
-            done += len(batch)
-            report(0.02 + 0.38 * done / len(need_w), f"PPLL weights: {done}/{len(need_w)} rules")
+        for k, g, secs in self._batches(need_w, rule_of, train_store, train_fp, report, 0.02, 0.4, "training"):
+            charge(k, "ground", secs)
+            stats[k] = {"rule": k, "train_ground_rules": g.n, "train_seconds": secs}
+            t1 = time.perf_counter()
+            A, b = g.linear_form(train_store)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
+                w = learn_weight(A, b, g.rule.squared, train_store.truth, w_max=self.w_max).weight
+            cache.ppll.put(g.rule, train_fp, self.w_max, w)
+            weights[k] = w
+            charge(k, "ppll", time.perf_counter() - t1)
         need_f = [k for k in rule_of if k in weights and (valid_fp, k) not in cache.forms
                   and (valid_fp, k) not in cache.failed]
-        step = len(need_f) if self.reference else _BATCH
-        for start in range(0, len(need_f), max(step, 1)):
-            batch = need_f[start:start + step]
-            grounded = self._ground_many([rule_of[k] for k in batch], batch, valid_store, valid_fp,
-                                         lambda f: report(0.4 + 0.2 * (start + f * len(batch)) / len(need_f),
-                                                          "grounding rules on the validation data"))
-            for k, g, secs in grounded:
-                t1 = time.perf_counter()
-                cache.forms[(valid_fp, k)] = rule_form(g, valid_store)
-                charge(k, "ground", secs + time.perf_counter() - t1)
-                stats.setdefault(k, {"rule": k}).update(valid_ground_rules=g.n, valid_seconds=secs)
-            del grounded
+        for k, g, secs in self._batches(need_f, rule_of, valid_store, valid_fp, report, 0.4, 0.6, "validation"):
+            t1 = time.perf_counter()
+            cache.forms[(valid_fp, k)] = rule_form(g, valid_store)
+            charge(k, "ground", secs + time.perf_counter() - t1)
+            stats.setdefault(k, {"rule": k}).update(valid_ground_rules=g.n, valid_seconds=secs)
         return weights, timing
+
+    def _batches(self, keys: list[str], rule_of: dict[str, Rule], store: AtomStore, fp: str, report: Progress,
+                 lo: float, hi: float, what: str):
+        """(key, ground rules, seconds) of each rule that fits the limit, grounded a batch at a time
+        (all at once in the reference path); progress from `lo` to `hi`."""
+        step = max(len(keys) if self.reference else _BATCH, 1)
+        for start in range(0, len(keys), step):
+            batch = keys[start:start + step]
+            yield from self._ground_many(
+                [rule_of[k] for k in batch], batch, store, fp,
+                lambda f, start=start, n=len(batch): report(lo + (hi - lo) * (start + f * n) / len(keys),
+                                                            f"grounding rules on the {what} data"))
+            report(lo + (hi - lo) * min(start + step, len(keys)) / len(keys),
+                   f"{what} data: {min(start + step, len(keys))}/{len(keys)} rules grounded")
 
     def _eval_data(self, tasks: list[tuple], valid_store: AtomStore, valid_fp: str,
                    weights: dict[str, float]) -> EvalData:
