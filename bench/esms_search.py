@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -209,8 +210,27 @@ def lastfm_run(sides: list[str], iterations: int, n_jobs: int) -> tuple[str, dic
     return "\n".join(lines), res
 
 
+LASTFM_HEADING = "### At LastFM size (issue 13)"
+
+
+def _current_section(path: Path) -> str:
+    """The "## ESMS search" section of the results file as it is now ("" when absent)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    m = re.search(r"^## ESMS search\n.*?(?=^## |\Z)", text, re.S | re.M)
+    return m.group(0) if m else ""
+
+
+def update_lastfm(path: Path, body: str, info: str, command: str, notes: str = "") -> None:
+    """Replace (or add) the LastFM-size subsection at the end of the "## ESMS search" section."""
+    section = _current_section(path) or "## ESMS search\n"
+    head = section.split(LASTFM_HEADING)[0].rstrip()
+    sub = (f"{LASTFM_HEADING}\n\nCommand: `{command}` ({time.strftime('%Y-%m-%d')}).\nMachine: {info}.\n\n"
+           f"{body}\n" + (f"\n{notes}\n" if notes else ""))
+    replace_section(path, "ESMS search", f"{head}\n\n{sub}")
+
+
 def update_results(path: Path, body: str, info: str) -> None:
-    """Replace (or append) the "## ESMS search" section of the results file."""
+    """Replace (or append) the "## ESMS search" section of the results file (keeping the LastFM part)."""
     section = (f"## ESMS search\n\nCommand: `python bench/esms_search.py` ({time.strftime('%Y-%m-%d')}).\n"
                f"Machine: {info}.\n\n{body}\n\n"
                "Notes. Stage seconds come from `ESMSSearch.history_` (grounding and PPLL are charged to the "
@@ -219,6 +239,9 @@ def update_results(path: Path, body: str, info: str) -> None:
                "rules on this schema and 100 x 15 draws use all of them, so a second gamma sharing the "
                "cache grounds and learns nothing new. The machine is shared; the load average is in the "
                "machine line (a first run at load average 3.3 took 24.8 s for the gamma = 0 search).\n")
+    current = _current_section(path)
+    if LASTFM_HEADING in current:
+        section = section.rstrip() + "\n\n" + LASTFM_HEADING + current.split(LASTFM_HEADING, 1)[1]
     replace_section(path, "ESMS search", section)
 
 
@@ -242,6 +265,11 @@ def main() -> None:
         body, _ = lastfm_run(sides, args.iterations, args.n_jobs)
         print(f"Machine: {info}\n")
         print(body)
+        if args.results:
+            cmd = f"python bench/esms_search.py --size lastfm --iterations {args.iterations} --sides {args.sides}" + \
+                  (" --dask" if args.dask else "")
+            update_lastfm(args.results, body, info, cmd)
+            print(f"\nwrote {args.results}")
         return
     body, _ = run(args.iterations, args.n_jobs)
     print(f"Machine: {info}\n")
