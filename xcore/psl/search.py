@@ -212,7 +212,8 @@ class ESMSSearch:
     of every template (`xcore.psl.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
     grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`, and `rule_stats_`
     (ground rules and grounding seconds of each rule grounded in this fit, on train and validation),
-    `timings_` (wall seconds: atom stores, grounding + PPLL, warm start, evaluating candidates, best model).
+    `timings_` (wall seconds: atom stores, grounding + PPLL, warm start, evaluating candidates, best model),
+    `skip_seconds_` (fast path: seconds spent finding that rules exceed the ground limit).
 
     `reference=True` runs the reference path (every ground rule grounded, all rules of a dataset at once,
     MAP at tolerance 1e-10 from 0.5); the default fast path grounds only ground rules with a target
@@ -276,6 +277,7 @@ class ESMSSearch:
         Progress: drawing and grounding up to 0.45, PPLL up to 0.6, evaluating candidates up to 1.
         """
         t_start = time.perf_counter()
+        self.skip_seconds_ = 0.0
         report = progress or (lambda f, m: None)
         schema = train_ds.schema
         schema[self.target]
@@ -458,10 +460,12 @@ class ESMSSearch:
         if not self.reference:  # one rule per call: a rule over the limit costs only its own capped count
             out = []
             for i, rule in enumerate(rules):
+                t0 = time.perf_counter()
                 try:
                     g = ground([rule], store, limit=self.ground_limit, only_targets=True)[0]
                 except GroundingTooLarge as e:
                     self.cache_.failed[(fp, keys[i])] = str(e)
+                    self.skip_seconds_ = getattr(self, "skip_seconds_", 0.0) + time.perf_counter() - t0
                 else:
                     out.append((keys[i], g, g.seconds))
                 progress((i + 1) / len(rules))
