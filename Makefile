@@ -1,6 +1,6 @@
 # The two commands of README.md. Both work on a fresh machine with Python 3.11:
 #   make app    installs xcore with the extras the app's buttons use and starts it at http://localhost:8501
-#   make test   installs everything (dev + explain extras, Debian's chromium) and runs the whole test suite
+#   make test   installs everything (dev + explain + dask extras, Debian's chromium) and runs the whole test suite
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8501
@@ -11,7 +11,7 @@ install:
 	$(PY) -m pip install -e ".[explain]"
 
 install-dev:
-	$(PY) -m pip install -e ".[dev,explain]"
+	$(PY) -m pip install -e ".[dev,explain,dask]"
 
 # Debian's chromium drives the real-browser test (never `playwright install`).
 system-deps:

@@ -68,6 +68,8 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
         f"Use the project's rules ({len(ds.rules)}) as a starting model", key="esms_project_rules",
         help="The rules loaded with the data (a PSL project) are scored as one more candidate, with their "
              "own weights and hard rules; the search keeps them when they score best.")
+    scheduler = st.text_input("Dask scheduler address", key="esms_scheduler", placeholder="tcp://host:8786",
+                              help="Evaluate the candidate models on a Dask cluster; empty: on this machine.")
     c1, c2, c3, c4, c5 = st.columns(5)
     for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
                           ("esms_seed", 0)):
@@ -80,7 +82,8 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
                    explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
                    rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                   counterparts=bool(counterparts), closed_world=bool(closed_world), project_rules=bool(project))
+                   counterparts=bool(counterparts), closed_world=bool(closed_world), project_rules=bool(project),
+                   scheduler=scheduler.strip())
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:

@@ -76,3 +76,13 @@ def test_counterpart_option_reaches_the_search():
 def test_downloads_offer_bundle_predictions_and_explanations(demo_app):
     labels = [b.label for b in demo_app.get("download_button")]
     assert {"Run bundle (JSON)", "Predictions (CSV)", "Explanations (JSON)", "Model (PSL rules)"} <= set(labels)
+
+
+def test_unreachable_dask_scheduler_is_an_error_in_words():
+    at = page("esms", load_sample("lastfm_demo"))
+    at.text_input(key="esms_scheduler").set_value("tcp://127.0.0.1:1")
+    at.number_input(key="esms_n").set_value(2)
+    at.run()
+    click(at, "esms_run_btn")
+    assert not at.exception
+    assert any("cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'" in e for e in errors(at))

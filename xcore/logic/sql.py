@@ -33,9 +33,14 @@ class TableNames:
 
     atoms: str = "atoms_{}"
     domain: str = "domain_{}"
+    targets: str = "targets_{}"
+    """Only the target (open) atoms of a predicate, same columns (for `focused_rule_sql`)."""
 
     def atom_table(self, predicate: str) -> str:
         return quote_identifier(self.atoms.format(predicate))
+
+    def target_table(self, predicate: str) -> str:
+        return quote_identifier(self.targets.format(predicate))
 
     def domain_table(self, type_name: str) -> str:
         return quote_identifier(self.domain.format(type_name))
@@ -46,7 +51,7 @@ class Scan:
     """One table in the grounding query: a clause literal's atom table or a variable's domain."""
 
     alias: str
-    source: TypingLiteral["atoms", "domain"]
+    source: TypingLiteral["atoms", "domain", "targets"]
     name: str
     """Predicate name (atoms) or type name (domain)."""
     literal: int
@@ -167,7 +172,8 @@ def rule_sql(
     from_parts: list[str] = []
     where: list[str] = []
     for n, scan in enumerate(plan.scans):
-        table = names.atom_table(scan.name) if scan.source == "atoms" else names.domain_table(scan.name)
+        table = (names.atom_table(scan.name) if scan.source == "atoms" else names.target_table(scan.name)
+                 if scan.source == "targets" else names.domain_table(scan.name))
         conds: list[str] = []
         for col, term in scan.columns:
             ref = f"{scan.alias}.{col}"
@@ -207,3 +213,50 @@ def rule_sql(
     if limit is not None:
         sql += f"\nLIMIT {int(limit)}"
     return sql
+
+
+def focused_rule_sql(
+    plan: GroundingPlan,
+    schema: Schema,
+    constant_id: Callable[[str], int],
+    first_target: dict[str, int],
+    names: TableNames = TableNames(),
+) -> str | None:
+    """SQL for only the ground rules of `plan` with at least one target atom (None: the rule has none).
+
+    `first_target[p]` is the first target atom id of predicate p (its targets are ids from there up
+    to the end of p's block). One sub-query per clause literal j over a predicate with targets: that
+    literal scans the target table first (an inner join from a small table) and literals before j
+    of such predicates must not be targets, so the UNION ALL lists each ground rule once. The rows are
+    exactly the rows of `rule_sql` that contain a target (in another order).
+    """
+    lits = plan.rule.clause_literals()
+    focus = [j for j, lit in enumerate(lits) if lit.atom.predicate in first_target]
+    if not focus:
+        return None
+    parts = []
+    for n, j in enumerate(focus):
+        scan = plan.literal_scan(j)
+        first = Scan(scan.alias, "targets", scan.name, j, "inner", scan.columns)
+        inner = [s for s in plan.inner_scans if s.literal != j]
+        left = [s for s in plan.scans if s.join == "left" and s.literal != j]
+        ordered = _connected_from(first, inner)
+        sub = rule_sql(GroundingPlan(plan.rule, (first, *ordered, *left), plan.variables, plan.signs),
+                       schema, constant_id, names)
+        earlier = [f"l{k} < {int(first_target[lits[k].atom.predicate])}" for k in focus[:n]]
+        parts.append(f"SELECT * FROM ({sub}) AS q{n}" + (f" WHERE {' AND '.join(earlier)}" if earlier else ""))
+    return "\nUNION ALL\n".join(parts)
+
+
+def _connected_from(first: Scan, inner: list[Scan]) -> list[Scan]:
+    """`inner` in its order, but each next scan shares a variable with those before when one can."""
+    def variables(s: Scan) -> set:
+        return {t for _, t in s.columns if isinstance(t, Variable)}
+
+    seen, rest, out = variables(first), list(inner), []
+    while rest:
+        pick = next((s for s in rest if seen & variables(s)), rest[0])
+        rest.remove(pick)
+        out.append(pick)
+        seen |= variables(pick)
+    return out

@@ -346,10 +346,16 @@ class PSLModel:
             self.program_ = assemble_program(self.forms_, self.rules, self.store_.n_targets)
 
     # ------------------------------------------------------------------ grounding and inference
-    def ground(self, dataset: RelationalDataset | AtomStore, progress: Progress | None = None) -> "PSLModel":
-        """Ground every rule on `dataset` with the shared grounder and build the hinge program."""
+    def ground(self, dataset: RelationalDataset | AtomStore, progress: Progress | None = None,
+               only_targets: bool = False) -> "PSLModel":
+        """Ground every rule on `dataset` with the shared grounder and build the hinge program.
+
+        `only_targets`: ground only the ground rules with a target atom (the same program, less work;
+        ignored when a hard rule needs its target-free rows checked against the evidence).
+        """
         store = dataset if isinstance(dataset, AtomStore) else AtomStore.from_dataset(dataset)
-        gp = ground(self.rules, store, limit=self.limit, progress=progress)
+        only_targets = only_targets and not any(r.is_hard for r in self.rules)
+        gp = ground(self.rules, store, limit=self.limit, progress=progress, only_targets=only_targets)
         forms = [rule_form(g, store) for g in gp]
         for k, (r, g) in enumerate(zip(self.rules, gp)):
             if r.is_hard:

@@ -6,10 +6,18 @@ Algorithm 1: for N iterations, draw a candidate model of L_M rules with Algorith
 predictions V(M) (MSE/RMSE/MAE, or AUPR/AUROC for 0/1 targets) and keep the best model.
 
 How it is computed. All N candidate models are drawn first from one seeded generator (so the
-draws do not depend on scheduling); rules are then grounded once per dataset (a batch per round)
-and their hinge blocks cached, so a candidate model is just a stack of cached blocks. Candidates
-are evaluated in parallel (`n_jobs`, threads or processes); each evaluation is a pure function of
-its rules, so results are identical for any `n_jobs`. Ties keep the earliest iteration.
+draws do not depend on scheduling); every distinct rule is then grounded once per dataset and its
+hinge block cached, so a candidate model is just a stack of cached blocks. The fast path (default;
+issue 13) grounds each rule on its own with `ground(..., only_targets=True)`: a count capped at the
+ground limit decides, exactly as the reference path does, whether the rule is too large, and only
+the ground rules with a target atom (the only ones PPLL and MAP use) are materialised; training
+ground rules are learned and dropped a batch at a time. Candidates are evaluated in parallel
+(`n_jobs`, threads, processes or a Dask cluster: `xcore.cluster.map_shared`, the blocks shipped to
+each worker once), each MAP warm-started from the union model's state (`WARM_START`); each
+evaluation is a pure function of its rules, so results are identical for any `n_jobs` or executor.
+The chosen model's `best_score_` is recomputed exactly as the reference path computes it.
+`reference=True` keeps the pre-issue-13 path (all rules grounded in full at once, cold starts) to
+compare with. Ties keep the earliest iteration.
 The priors (``~T`` and ``T``, not explainable: empty body) are candidates of the prior template,
 drawn like any rule, as in the paper; with `always_priors=True` both are added to every model
 outside the L_M sampled rules (MAP is then strongly convex, which the stability bound of
@@ -26,13 +34,14 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from xcore.cluster import is_dask_client, map_shared
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import GroundingTooLarge, XcoreError
 from xcore.logic.ast import Rule
@@ -64,6 +73,22 @@ from xcore.psl.templates import (
     rule_key,
     sample_rules,
 )
+
+REFERENCE_MAP_TOL = 1e-10
+"""L-BFGS-B gradient tolerance of the reference path (as `map_inference`'s default)."""
+FAST_MAP_TOL = 1e-10
+"""L-BFGS-B gradient tolerance of the fast path. Kept at the reference value: on the LastFM-size
+candidates, 1e-8 .. 1e-6 saved 1% of the iterations (the squared-hinge restarts dominate) for a
+change of up to 1.7e-9 in a candidate's MSE (bench/RESULTS.md, "ESMS search")."""
+WARM_START = "none"
+"""Fast path: "union" starts every candidate's MAP from the MAP state of the union of all candidates'
+rules (one solve, the same start for every candidate, so results do not depend on scheduling);
+"none" from 0.5, as the reference. Off: on LastFM size "union" saved 17% of the L-BFGS-B iterations
+but moved candidate MSEs by up to 1e-8, which flips near-ties (on the planted data of
+tests/methods/esms/test_psl_search.py it chose another model), so the choice would no longer be
+the reference's."""
+_BATCH = 16
+"""Rules whose training ground rules are held at once in the fast path (then learned and dropped)."""
 
 DEFAULT_GAMMA_GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 """0, 0.1, ..., 1: the paper's sweep of the explainability bias."""
@@ -148,16 +173,35 @@ class _Candidate:
     rules: list[Rule]
 
 
-def _evaluate(task: tuple) -> dict:
-    """Evaluate one candidate: MAP on the validation program, metrics and MEP@1..3 (pure function)."""
-    prog, truth, row_expl, inference, metric = task
+@dataclass
+class EvalData:
+    """What every candidate evaluation reads (shipped once per worker): cached validation blocks,
+    the validation truth and how MAP is run. `y0` is the warm start shared by all candidates."""
+
+    forms: dict[str, RuleForm]
+    truth: np.ndarray
+    n_targets: int
+    inference: str
+    metric: str
+    tol: float
+    y0: np.ndarray | None = None
+
+
+def _evaluate(data: EvalData, task: tuple) -> dict:
+    """Evaluate one candidate: stack its cached blocks, MAP on the validation program, metrics, MEP@1..3.
+
+    A pure function of (data, task): results do not depend on where or in which order it runs.
+    """
+    rules, keys, rule_expl = task
+    prog = assemble_program([data.forms[k] for k in keys], rules, data.n_targets)
+    row_expl = rule_expl[prog.rule_index] if len(rules) else np.zeros(0, bool)
     t0 = time.perf_counter()
-    res = map_inference(prog, inference)
+    res = map_inference(prog, data.inference, y0=data.y0, tol=data.tol)
     t1 = time.perf_counter()
-    m = prediction_metrics(res.y, truth)
+    m = prediction_metrics(res.y, data.truth)
     m.update(mep_from_program(prog, res.y, row_expl, (1, 2, 3)))
     return {"metrics": m, "map_seconds": t1 - t0, "score_seconds": time.perf_counter() - t1,
-            "map_iterations": res.iterations, "converged": res.converged, "score": m[metric]}
+            "map_iterations": res.iterations, "converged": res.converged, "score": m[data.metric]}
 
 
 # ---------------------------------------------------------------------- the search
@@ -168,22 +212,33 @@ class ESMSSearch:
     `rules_per_model` is L_M, `iterations` N; `metric` is V(M) on the validation data; `block`
     an optional block predicate for the target; `counterparts=True` adds the negative counterpart
     of every template (`xcore.psl.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
-    grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`.
+    grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`, and `rule_stats_`
+    (ground rules and grounding seconds of each rule grounded in this fit, on train and validation),
+    `timings_` (wall seconds: atom stores, grounding + PPLL, warm start, evaluating candidates, best model),
+    `skip_seconds_` (fast path: seconds spent finding that rules exceed the ground limit).
+
+    `reference=True` runs the reference path (every ground rule grounded, all rules of a dataset at once,
+    MAP at tolerance 1e-10 from 0.5); the default fast path grounds only ground rules with a target
+    atom, in batches, and uses `map_tol` (default `FAST_MAP_TOL`). `executor`: "thread", "process", a
+    `concurrent.futures.Executor` or a Dask `distributed.Client` (`xcore.cluster.map_shared`).
     """
 
     def __init__(self, target: str, gamma: float = 0.0, alpha: float = 0.25, rules_per_model: int = 15,
                  iterations: int = 100, metric: str = "mse", block: str | None = None, n_jobs: int = 2,
                  seed: int = 0, templates: Sequence[MetaTemplate] = DEFAULT_TEMPLATES,
                  always_priors: bool = False, squared: bool = True, inference: str = "auto",
-                 w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: str = "thread",
-                 cache: SearchCache | None = None, counterparts: bool = False,
-                 start_rules: Sequence[Rule] = ()) -> None:
+                 w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: Any = "thread",
+                 cache: SearchCache | None = None, counterparts: bool = False, reference: bool = False,
+                 map_tol: float | None = None, start_rules: Sequence[Rule] = ()) -> None:
         if not 0.0 <= gamma <= 1.0:
             raise XcoreError(f"gamma must be in [0, 1], got {gamma}")
         if iterations < 1 or rules_per_model < 0:
             raise XcoreError("iterations must be >= 1 and rules_per_model >= 0")
-        if executor not in ("thread", "process"):
-            raise XcoreError(f"executor must be 'thread' or 'process', got {executor!r}")
+        if not (executor in ("thread", "process") or isinstance(executor, Executor) or is_dask_client(executor)):
+            raise XcoreError(f"executor must be 'thread', 'process', a concurrent.futures Executor or a Dask "
+                             f"distributed Client, got {executor!r}")
+        if map_tol is not None and not 0.0 < map_tol < 1.0:
+            raise XcoreError(f"map_tol must be in (0, 1), got {map_tol}")
         metric_sense(metric)
         self.target, self.gamma, self.alpha = target, float(gamma), float(alpha)
         self.rules_per_model, self.iterations, self.metric = int(rules_per_model), int(iterations), metric
@@ -191,6 +246,7 @@ class ESMSSearch:
         self.templates, self.always_priors, self.squared = tuple(templates), always_priors, squared
         self.inference, self.w_max, self.ground_limit, self.executor = inference, w_max, ground_limit, executor
         self.counterparts = bool(counterparts)
+        self.reference, self.map_tol = bool(reference), map_tol
         self.start_rules = tuple(start_rules)
         """A starting model (e.g. a PSL project's rules): one more candidate, scored with its own
         weights and hard rules as written, kept when it beats every drawn model."""
@@ -200,7 +256,7 @@ class ESMSSearch:
         """Constructor arguments (sklearn style), without the cache."""
         keys = ("target", "gamma", "alpha", "rules_per_model", "iterations", "metric", "block", "n_jobs",
                 "seed", "templates", "always_priors", "squared", "inference", "w_max", "ground_limit",
-                "executor", "counterparts", "start_rules")
+                "executor", "counterparts", "reference", "map_tol", "start_rules")
         return {k: getattr(self, k) for k in keys}
 
     # ------------------------------------------------------------------ candidates
@@ -226,6 +282,7 @@ class ESMSSearch:
         Progress: drawing and grounding up to 0.45, PPLL up to 0.6, evaluating candidates up to 1.
         """
         t_start = time.perf_counter()
+        self.skip_seconds_ = 0.0
         report = progress or (lambda f, m: None)
         schema = train_ds.schema
         schema[self.target]
@@ -234,6 +291,7 @@ class ESMSSearch:
         cache = self.cache_
         train_fp, valid_fp = dataset_fingerprint(train_ds), dataset_fingerprint(valid_ds)
         train_store, valid_store = cache.store(train_ds, train_fp), cache.store(valid_ds, valid_fp)
+        clock = {"stores": time.perf_counter() - t_start}
         if not np.isfinite(target_labels(train_store, self.target)).any():
             raise XcoreError(f"the training dataset has no labelled targets of {self.target} to learn weights from")
         truth = target_labels(valid_store, self.target)  # scored on the target's labels only
@@ -251,33 +309,37 @@ class ESMSSearch:
             for r in c.rules:
                 expl_of.setdefault(rule_key(r), is_alpha_explainable(r, schema, self.alpha, self.block))
         n_workers = max(1, os.cpu_count() or 1) if self.n_jobs in (-1, None) else max(1, int(self.n_jobs))
-        pool: Executor | None = None
-        if n_workers > 1:
-            pool = (ThreadPoolExecutor(n_workers) if self.executor == "thread"
-                    else ProcessPoolExecutor(n_workers, mp_context=_mp_context(), initializer=_worker_init))
         blas = limited_threads(1)
         blas.__enter__()
         rows: list[dict] = []
         try:
+            t = time.perf_counter()
             weights, timing = self._prepare_rules(models, train_store, train_fp, valid_store, valid_fp, report)
+            clock["ground_and_ppll"] = time.perf_counter() - t
+            self.rule_stats_ = pd.DataFrame(list(self.rule_stats_.values()),
+                                            columns=["rule", "train_ground_rules", "train_seconds",
+                                                     "valid_ground_rules", "valid_seconds"])
             tasks, meta = [], []
             for c in models:
                 rules = [r.with_weight(weights[rule_key(r)]) for r in c.rules
                          if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
-                forms = [cache.forms[(valid_fp, rule_key(r))] for r in rules]
-                prog = assemble_program(forms, rules, valid_store.n_targets)
-                rule_expl = np.array([expl_of[rule_key(r)] for r in rules], dtype=bool)
-                row_expl = rule_expl[prog.rule_index] if len(rules) else np.zeros(0, bool)
-                tasks.append((prog, truth, row_expl, self.inference, self.metric))
+                keys = [rule_key(r) for r in rules]
+                rule_expl = np.array([expl_of[k] for k in keys], dtype=bool)
+                tasks.append((rules, keys, rule_expl))
                 meta.append((c, rules, rule_expl))
             if self.start_rules:
                 start = _Candidate(self.iterations, list(self.start_rules))
                 models.append(start)
-                tasks.append(self._start_task(start.rules, schema, valid_store, truth))
-                meta.append((start, start.rules, np.array([is_alpha_explainable(r, schema, self.alpha, self.block)
-                                                           for r in start.rules], dtype=bool)))
-            results = _map_in_order(pool, _evaluate, tasks, lambda done: report(
-                0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"))
+                start_expl = np.array([is_alpha_explainable(r, schema, self.alpha, self.block)
+                                       for r in start.rules], dtype=bool)
+                tasks.append((start.rules, self._ground_start(start.rules, valid_store, valid_fp), start_expl))
+                meta.append((start, start.rules, start_expl))
+            t = time.perf_counter()
+            data = self._eval_data(tasks, valid_store, valid_fp, truth)
+            clock["warm_start"] = time.perf_counter() - t
+            t = time.perf_counter()
+            results = map_shared(self.executor, _evaluate, data, tasks, lambda done: report(
+                0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"), n_workers=n_workers)
             for (c, rules, rule_expl), res in zip(meta, results):
                 first = timing.get(c.iteration, {})
                 m = res["metrics"]
@@ -290,10 +352,10 @@ class ESMSSearch:
                     "map_seconds": res["map_seconds"], "score_seconds": res["score_seconds"],
                     "map_iterations": res["map_iterations"], "converged": res["converged"],
                     "rules": [r.text("psl") for r in rules]})
+            clock["evaluate"] = time.perf_counter() - t
         finally:
-            if pool is not None:
-                pool.shutdown()
             blas.__exit__(None, None, None)
+        t = time.perf_counter()
         hist = pd.DataFrame(rows, columns=[c for c in HISTORY_COLUMNS if c != "best_score"])
         scores = hist["score"].to_numpy(dtype=float)
         keyed = np.where(np.isfinite(scores), -sense * scores, np.inf)
@@ -309,20 +371,29 @@ class ESMSSearch:
         self.skipped_rules_ = sorted({cache.failed[key] for key in cache.failed if key[0] in (train_fp, valid_fp)})
         model = PSLModel(self.best_rules_, inference=self.inference, alpha=self.alpha, block=self.block,
                          limit=self.ground_limit)
-        model.ground(valid_store)
+        model.ground(valid_store, only_targets=not self.reference)
         model.infer()
         self.best_model_ = model
+        if not self.reference and (data.tol != REFERENCE_MAP_TOL or data.y0 is not None):
+            # candidates were ranked at `map_tol` / from a warm start: the chosen one's score as the reference
+            exact = EvalData(data.forms, data.truth, data.n_targets, data.inference, data.metric, REFERENCE_MAP_TOL)
+            self.best_score_ = float(_evaluate(exact, tasks[best_i])["score"])
+        clock["best_model"] = time.perf_counter() - t
         self.seconds_ = time.perf_counter() - t_start
+        clock["other"] = self.seconds_ - sum(clock.values())
+        self.timings_ = clock
         report(1.0, f"ESMS done: best {self.metric} {self.best_score_:.4g} at iteration {self.best_iteration_}")
         return self
 
-    def _start_task(self, rules: list[Rule], schema, valid_store: AtomStore, truth: np.ndarray) -> tuple:
-        """The evaluation task of the starting model: its rules grounded on the validation data."""
-        gp = ground(rules, valid_store, limit=self.ground_limit)
-        prog = assemble_program([rule_form(g, valid_store) for g in gp], rules, valid_store.n_targets)
-        rule_expl = np.array([is_alpha_explainable(r, schema, self.alpha, self.block) for r in rules], dtype=bool)
-        row_expl = rule_expl[prog.rule_index] if len(prog.rule_index) else np.zeros(0, bool)
-        return (prog, truth, row_expl, self.inference, self.metric)
+    def _ground_start(self, rules: list[Rule], valid_store: AtomStore, valid_fp: str) -> list[str]:
+        """Ground the starting model's rules on the validation data into the block cache; their keys."""
+        keys = [f"start:{rule_key(r)}" for r in rules]
+        todo = [i for i, k in enumerate(keys) if (valid_fp, k) not in self.cache_.forms]
+        if todo:
+            gp = ground([rules[i] for i in todo], valid_store, limit=self.ground_limit)
+            for i, g in zip(todo, gp):
+                self.cache_.forms[(valid_fp, keys[i])] = rule_form(g, valid_store)
+        return keys
 
     def _prepare_rules(self, models: list[_Candidate], train_store: AtomStore, train_fp: str,
                        valid_store: AtomStore, valid_fp: str, report: Progress):
@@ -340,6 +411,8 @@ class ESMSSearch:
                 first_user.setdefault(k, c.iteration)
                 rule_of.setdefault(k, r)
         timing: dict[int, dict[str, float]] = {}
+        stats: dict[str, dict] = {}
+        self.rule_stats_ = stats
 
         def charge(k: str, what: str, seconds: float) -> None:
             d = timing.setdefault(first_user[k], {})
@@ -358,11 +431,11 @@ class ESMSSearch:
             else:
                 weights[k] = w
         report(0.02, f"grounding {len(need_w)} new rules on the training data")
-        grounded = self._ground_many([rule_of[k] for k in need_w], need_w, train_store, train_fp,
-                                     lambda f: report(0.02 + 0.2 * f, "grounding rules on the training data"))
-        t0 = time.perf_counter()
-        for i, (k, g, secs) in enumerate(grounded):
+        # Ground rules in batches and learn their weights before grounding the next batch: only one
+        # batch of ground rules is in memory. (The reference path grounds all rules first.)
+        for k, g, secs in self._batches(need_w, rule_of, train_store, train_fp, report, 0.02, 0.4, "training"):
             charge(k, "ground", secs)
+            stats[k] = {"rule": k, "train_ground_rules": g.n, "train_seconds": secs}
             t1 = time.perf_counter()
             A, b = g.linear_form(train_store)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
@@ -370,25 +443,58 @@ class ESMSSearch:
             cache.ppll.put(g.rule, ppll_key, self.w_max, w)
             weights[k] = w
             charge(k, "ppll", time.perf_counter() - t1)
-            if time.perf_counter() - t0 > 0.5 or i + 1 == len(grounded):
-                t0 = time.perf_counter()
-                report(0.22 + 0.18 * (i + 1) / len(grounded), f"PPLL weights: {i + 1}/{len(grounded)} rules")
-        del grounded
         need_f = [k for k in rule_of if k in weights and (valid_fp, k) not in cache.forms
                   and (valid_fp, k) not in cache.failed]
-        grounded = self._ground_many([rule_of[k] for k in need_f], need_f, valid_store, valid_fp,
-                                     lambda f: report(0.4 + 0.2 * f, "grounding rules on the validation data"))
-        for k, g, secs in grounded:
+        for k, g, secs in self._batches(need_f, rule_of, valid_store, valid_fp, report, 0.4, 0.6, "validation"):
             t1 = time.perf_counter()
             cache.forms[(valid_fp, k)] = rule_form(g, valid_store)
             charge(k, "ground", secs + time.perf_counter() - t1)
+            stats.setdefault(k, {"rule": k}).update(valid_ground_rules=g.n, valid_seconds=secs)
         return weights, timing
+
+    def _batches(self, keys: list[str], rule_of: dict[str, Rule], store: AtomStore, fp: str, report: Progress,
+                 lo: float, hi: float, what: str):
+        """(key, ground rules, seconds) of each rule that fits the limit, grounded a batch at a time
+        (all at once in the reference path); progress from `lo` to `hi`."""
+        step = max(len(keys) if self.reference else _BATCH, 1)
+        for start in range(0, len(keys), step):
+            batch = keys[start:start + step]
+            yield from self._ground_many(
+                [rule_of[k] for k in batch], batch, store, fp,
+                lambda f, start=start, n=len(batch): report(lo + (hi - lo) * (start + f * n) / len(keys),
+                                                            f"grounding rules on the {what} data"))
+            report(lo + (hi - lo) * min(start + step, len(keys)) / len(keys),
+                   f"{what} data: {min(start + step, len(keys))}/{len(keys)} rules grounded")
+
+    def _eval_data(self, tasks: list[tuple], valid_store: AtomStore, valid_fp: str,
+                   truth: np.ndarray) -> EvalData:
+        """The blocks the candidates use, the scored truth and the MAP settings (reference: cold start, tol 1e-10)."""
+        used = {k for _, keys, _ in tasks for k in keys}
+        forms = {k: self.cache_.forms[(valid_fp, k)] for k in sorted(used)}
+        tol = REFERENCE_MAP_TOL if self.reference else (self.map_tol or FAST_MAP_TOL)
+        data = EvalData(forms, truth, valid_store.n_targets, self.inference, self.metric, tol)
+        if not self.reference and WARM_START == "union" and forms:
+            data.y0 = _union_start(data, tasks)
+        return data
 
     def _ground_many(self, rules: list[Rule], keys: list[str], store: AtomStore, fp: str,
                      progress: Callable[[float], None]) -> list[tuple[str, GroundRules, float]]:
         """Ground rules in one DuckDB session; rules above the size limit are recorded and skipped."""
         if not rules:
             return []
+        if not self.reference:  # one rule per call: a rule over the limit costs only its own capped count
+            out = []
+            for i, rule in enumerate(rules):
+                t0 = time.perf_counter()
+                try:
+                    g = ground([rule], store, limit=self.ground_limit, only_targets=True)[0]
+                except GroundingTooLarge as e:
+                    self.cache_.failed[(fp, keys[i])] = str(e)
+                    self.skip_seconds_ = getattr(self, "skip_seconds_", 0.0) + time.perf_counter() - t0
+                else:
+                    out.append((keys[i], g, g.seconds))
+                progress((i + 1) / len(rules))
+            return out
         keep = list(range(len(rules)))
         for _attempt in range(2):
             try:
@@ -461,32 +567,13 @@ def gamma_sweep(train_ds: RelationalDataset, valid_ds: RelationalDataset, target
     return ESMSSearch(target, **search_kwargs).gamma_sweep(train_ds, valid_ds, grid, test_ds, progress)
 
 
-def _map_in_order(pool: Executor | None, fn, tasks: list, tick: Callable[[int], None]) -> list:
-    """fn over tasks, in a pool when given; results in task order; tick(done) as results arrive."""
-    out = []
-    if pool is None:
-        for t in tasks:
-            out.append(fn(t))
-            tick(len(out))
-        return out
-    for res in pool.map(fn, tasks):
-        out.append(res)
-        tick(len(out))
-    return out
-
-
-_WORKER_LIMIT: list = []
-"""The entered thread limit of a process worker, kept referenced (a dropped one would be undone)."""
-
-
-def _worker_init() -> None:
-    """Process workers: one BLAS thread each for the worker's life (see `limited_threads`)."""
-    limit = limited_threads(1)
-    limit.__enter__()
-    _WORKER_LIMIT.append(limit)
-
-
-def _mp_context():
-    import multiprocessing as mp
-
-    return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+def _union_start(data: EvalData, tasks: list[tuple]) -> np.ndarray:
+    """The MAP state of the union of all candidates' rules: every candidate's warm start (deterministic)."""
+    seen: dict[str, Rule] = {}
+    for rules, keys, _ in tasks:
+        for r, k in zip(rules, keys):
+            seen.setdefault(k, r)
+    keys = sorted(seen)
+    soft = [k for k in keys if not seen[k].is_hard]
+    prog = assemble_program([data.forms[k] for k in soft], [seen[k] for k in soft], data.n_targets)
+    return map_inference(prog, data.inference, tol=data.tol).y

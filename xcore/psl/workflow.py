@@ -7,12 +7,14 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal, Sequence
+from typing import Any, ClassVar, Iterator, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
+from xcore.cluster import connect
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.metrics import mep_at_k
@@ -53,6 +55,8 @@ class ESMSSettings(Settings):
     project_rules: bool = False
     """Also score the rules that came with the data (a PSL project's model) as a starting model:
     one more candidate with its own weights and hard rules, kept when it scores best."""
+    scheduler: str = Field("", max_length=500)
+    """Dask scheduler address (``tcp://host:8786``) to evaluate candidates on; empty: this machine."""
 
     def search_kwargs(self) -> dict:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
@@ -133,8 +137,9 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
                          f"choose one of: {', '.join(candidate_targets(ds)) or 'none'}")
     train, valid, test = three_way_split(ds, settings.target, settings.valid_fraction,
                                          settings.test_fraction, settings.seed)
-    search = ESMSSearch(settings.target, **settings.search_kwargs(), start_rules=start)
-    search.fit(train, valid, progress=lambda f, m: report(0.9 * f, m))
+    with executor_for(settings) as executor:
+        search = ESMSSearch(settings.target, **settings.search_kwargs(), executor=executor, start_rules=start)
+        search.fit(train, valid, progress=lambda f, m: report(0.9 * f, m))
     report(0.92, "applying the best model to the test split")
     run = _apply(settings, search, train, valid, test, search.best_rules_)
     report(1.0, "done")
@@ -243,8 +248,23 @@ def sweep(ds: RelationalDataset, settings: ESMSSettings, grid: Sequence[float] =
                                          settings.test_fraction, settings.seed)
     kwargs = settings.search_kwargs()
     kwargs.pop("gamma")
-    return gamma_sweep(train, valid, settings.target, grid=list(grid), test_ds=test,
-                       progress=progress, **kwargs)
+    with executor_for(settings) as executor:
+        return gamma_sweep(train, valid, settings.target, grid=list(grid), test_ds=test,
+                           progress=progress, executor=executor, **kwargs)
+
+
+@contextmanager
+def executor_for(settings: ESMSSettings) -> Iterator[Any]:
+    """"thread" for a local run, else a Dask Client on `settings.scheduler` (closed afterwards);
+    a scheduler that cannot be reached is a `ConfigError` naming the address."""
+    if not settings.scheduler.strip():
+        yield "thread"
+        return
+    client = connect(settings.scheduler)
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def settings_dict(settings: ESMSSettings) -> dict:

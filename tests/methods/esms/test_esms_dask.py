@@ -1,0 +1,107 @@
+"""ESMS on a Dask cluster: same chosen model and score as the local run; a killed worker does not change it."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from xcore.errors import ConfigError
+from xcore.psl.search import ESMSSearch, SearchCache, split_targets
+from xcore.psl.templates import DEFAULT_TEMPLATES
+
+distributed = pytest.importorskip("distributed")
+
+TEMPLATES = tuple(t for t in DEFAULT_TEMPLATES if t.name != "path3")
+pytestmark = pytest.mark.xdist_group("dask")
+
+
+@pytest.fixture(scope="module")
+def data():
+    from xcore.data.generators import lastfm_preset
+
+    return split_targets(lastfm_preset("small", seed=0), "rating", 0.3, seed=0)
+
+
+@pytest.fixture(scope="module")
+def client():
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH", "")) if p)}
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                                       env=env)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+CACHE = SearchCache()
+"""Grounding and PPLL run where the search object lives; sharing them keeps these tests to the Dask part."""
+
+
+def search(executor, **kw) -> ESMSSearch:
+    return ESMSSearch("rating", rules_per_model=6, iterations=30, block="rated", templates=TEMPLATES, seed=3,
+                      n_jobs=2, executor=executor, cache=CACHE, **kw)
+
+
+@pytest.fixture(scope="module")
+def local(data):
+    return search("thread").fit(*data)
+
+
+@pytest.mark.slow
+def test_dask_cluster_gives_the_local_model_and_score(data, local, client):
+    remote = search(client).fit(*data)
+    assert remote.best_score_ == local.best_score_
+    assert remote.best_model_.to_text() == local.best_model_.to_text()
+    np.testing.assert_array_equal(remote.history_["score"], local.history_["score"])
+    assert list(remote.history_["rules"]) == list(local.history_["rules"])
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_search_is_retried_with_the_same_result(data, local, client):
+    pids = list(client.run(os.getpid).values())
+    assert len(pids) == 2
+    killed = []
+
+    def kill_after_first(fraction: float, message: str) -> None:
+        if "evaluated" in message and not killed:  # the first candidates are back, others are queued
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(message)
+
+    remote = search(client).fit(*data, progress=kill_after_first)
+    assert killed and killed[0].startswith("ESMS candidate 1/")
+    assert remote.best_score_ == local.best_score_
+    assert remote.best_model_.to_text() == local.best_model_.to_text()
+    np.testing.assert_array_equal(remote.history_["score"], local.history_["score"])
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
+    assert pids[0] not in client.run(os.getpid).values()
+
+
+def test_connect_errors_are_config_errors_naming_the_address():
+    from xcore.cluster import connect
+
+    with pytest.raises(ConfigError, match="tcp://127.0.0.1:1"):
+        connect("tcp://127.0.0.1:1", timeout=1)
+    with pytest.raises(ConfigError, match="no Dask scheduler address"):
+        connect("  ")
+    with pytest.raises(Exception, match="executor must be"):
+        ESMSSearch("rating", executor="cluster")
+
+
+@pytest.mark.slow
+def test_a_cluster_restart_mid_search_resubmits_the_lost_tasks(data, local, client):
+    restarted = []
+
+    def restart_after_first(fraction: float, message: str) -> None:
+        if "evaluated" in message and not restarted:
+            client.restart()  # every worker restarts: queued tasks and the scattered blocks are lost
+            restarted.append(message)
+
+    remote = search(client).fit(*data, progress=restart_after_first)
+    assert restarted
+    assert remote.best_score_ == local.best_score_
+    np.testing.assert_array_equal(remote.history_["score"], local.history_["score"])
