@@ -229,13 +229,14 @@ def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataF
             file = _first_file(tables[pred])
             raise DataError(f"unknown predicate {pred!r} (not declared in the schema)", file=file)
     out: dict[str, dict[str, pd.DataFrame]] = {}
+    constants: dict[tuple[int, float], pd.Series] = {}
     for p in schema:
         given = tables.get(p.name, {})
         for part in given:
             if part not in PARTITIONS:
                 raise DataError(f"predicate {p.name}: unknown partition {part!r}",
                                 file=_first_file({part: given[part]}))
-        parts = {part: _clean_table(p, part, given.get(part)) for part in PARTITIONS}
+        parts = {part: _clean_table(p, part, given.get(part), constants) for part in PARTITIONS}
         _check_target_not_observed(p, parts)
         out[p.name] = {part: t.drop(columns=list(PROVENANCE_COLUMNS), errors="ignore")
                        for part, t in parts.items()}
@@ -256,7 +257,14 @@ def _where(df: pd.DataFrame, idx: int, p: Predicate, part: str) -> tuple[str, in
     return f"{p.name}/{part}", idx + 1
 
 
-def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFrame:
+def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
+                 constants: dict[tuple[int, float], pd.Series] | None = None) -> pd.DataFrame:
+    """A validated copy of one atom table (arguments, value, provenance), duplicates dropped.
+
+    Categorical argument columns (string categories) stay categorical: their checks run on the
+    categories and codes, so a table-shaped dataset with millions of atoms is never a string per
+    cell. `constants` shares one read-only default value column between tables of one length.
+    """
     if df is None:
         return empty_table(p.arity)
     if not isinstance(df, pd.DataFrame):
@@ -269,17 +277,7 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
         raise DataError(
             f"predicate {p.name} has arity {p.arity} but its {part} table has argument columns "
             f"{arg_like}", file=file, line=line)
-    args = df[cols].copy()
-    for c in cols:
-        nulls = args[c].isna().to_numpy()
-        if nulls.any():
-            file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
-            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
-        args[c] = args[c].astype(str)
-        blank = ((args[c].str.len() == 0) | args[c].str.isspace()).to_numpy(dtype=bool)  # no copies
-        if blank.any():
-            file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
-            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    args = {c: _clean_argument(df, c, p, part) for c in cols}
     default = np.nan if part == "targets" else 1.0
     if "value" in df.columns:
         raw = df["value"]
@@ -289,10 +287,10 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
             i = int(np.flatnonzero(bad)[0])
             file, line = _where(df, i, p, part)
             raise DataError(f"{p.name}: truth value {raw.iloc[i]!r} is not a number", file=file, line=line)
-        values = values.fillna(default) if part != "targets" else values
+        value_col = (values.fillna(default) if part != "targets" else values).to_numpy()
     else:
-        values = pd.Series(np.full(len(df), default), dtype="float64")
-    v = values.to_numpy()
+        value_col = _constant(len(df), default, constants)
+    v = np.asarray(value_col)
     out_of_range = ~np.isnan(v) & ((v < 0.0) | (v > 1.0))
     if part != "targets":
         out_of_range |= np.isnan(v)
@@ -300,15 +298,15 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
         i = int(np.flatnonzero(out_of_range)[0])
         file, line = _where(df, i, p, part)
         raise DataError(f"{p.name}: truth value {v[i]} is outside [0, 1]", file=file, line=line)
-    clean = args.assign(value=v)
-    clean["_file"], clean["_line"] = _provenance(df, p, part)
+    file_col, line_col = _provenance(df, p, part)
+    clean = pd.DataFrame({**args, "value": value_col, "_file": file_col, "_line": line_col}, copy=False)
     if cols and len(clean) > 1 and clean.duplicated(subset=cols).any():
         firsts = clean.drop_duplicates(subset=cols, keep="first")[[*cols, "value"]]
         ref = clean[cols].merge(firsts, on=cols, how="left")["value"].to_numpy()
         differs = ~((ref == v) | (np.isnan(ref) & np.isnan(v)))
         if differs.any():
             i = int(np.flatnonzero(differs)[0])
-            key = tuple(clean.loc[i, cols])
+            key = tuple(map(str, clean.loc[i, cols]))
             raise DataError(
                 f"{p.atom_text(key)} appears twice with different values ({ref[i]} and {v[i]})",
                 file=str(clean["_file"].iloc[i]), line=int(clean["_line"].iloc[i]))
@@ -321,15 +319,55 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
     return clean
 
 
-def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[np.ndarray, np.ndarray]:
-    """File and line columns of a table (its own, or ``pred/part`` and the row number)."""
+def _clean_argument(df: pd.DataFrame, c: str, p: Predicate, part: str) -> pd.Series:
+    """Argument column `c` as strings (or string categories); DataError for an empty one."""
+    col = df[c]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        if not pd.api.types.is_string_dtype(col.cat.categories.dtype):
+            col = col.cat.rename_categories(col.cat.categories.astype(str))
+        codes = col.cat.codes.to_numpy()
+        texts = col.cat.categories
+        blank_text = np.asarray((texts.str.len() == 0) | texts.str.isspace(), dtype=bool)
+        nulls, blank = codes < 0, blank_text[codes] if len(texts) else np.zeros(len(col), dtype=bool)
+    else:
+        nulls = col.isna().to_numpy()
+        blank = None
+    if nulls.any():
+        file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
+        raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    if blank is None:
+        col = col.astype(str)
+        blank = ((col.str.len() == 0) | col.str.isspace()).to_numpy(dtype=bool)  # no copies
+    if blank.any():
+        file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
+        raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    return col
+
+
+def _constant(n: int, value: float, shared: dict[tuple[int, float], pd.Series] | None) -> pd.Series:
+    """A column of `n` copies of `value`, one per length through `shared`: tables built from it
+    share its memory, and pandas' copy-on-write copies it for a table that is written to."""
+    key = (n, value)
+    if shared is None or key not in shared:
+        column = pd.Series(np.full(n, value))
+        if shared is None:
+            return column
+        shared[key] = column
+    return shared[key]
+
+
+def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[pd.Categorical, np.ndarray]:
+    """File and line columns of a table (its own, or ``pred/part`` and the row number).
+
+    The file is categorical: the few file names once, a small code per row (a string per row
+    of a multi-million-row table took gigabytes).
+    """
     if "_file" in df.columns and "_line" in df.columns:
-        # factorize: the few file names as strings once, rows as codes (a string per row of a
-        # multi-million-row table took gigabytes)
         codes, names = pd.factorize(df["_file"], use_na_sentinel=False)
-        names = np.asarray([str(x) for x in names], dtype=object)
-        return names[codes], df["_line"].to_numpy(dtype=np.int64)
-    return np.full(len(df), f"{p.name}/{part}", dtype=object), np.arange(1, len(df) + 1)
+        return (pd.Categorical.from_codes(codes, [str(x) for x in names], validate=False),
+                df["_line"].to_numpy(dtype=np.int64))
+    return (pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [f"{p.name}/{part}"], validate=False),
+            np.arange(1, len(df) + 1))
 
 
 def _check_target_not_observed(p: Predicate, parts: dict[str, pd.DataFrame]) -> None:
