@@ -229,14 +229,14 @@ def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataF
             file = _first_file(tables[pred])
             raise DataError(f"unknown predicate {pred!r} (not declared in the schema)", file=file)
     out: dict[str, dict[str, pd.DataFrame]] = {}
-    constants: dict[tuple[int, float], pd.Series] = {}
+    shared: dict = {}  # columns and checks shared between tables (see _constant)
     for p in schema:
         given = tables.get(p.name, {})
         for part in given:
             if part not in PARTITIONS:
                 raise DataError(f"predicate {p.name}: unknown partition {part!r}",
                                 file=_first_file({part: given[part]}))
-        parts = {part: _clean_table(p, part, given.get(part), constants) for part in PARTITIONS}
+        parts = {part: _clean_table(p, part, given.get(part), shared) for part in PARTITIONS}
         _check_target_not_observed(p, parts)
         out[p.name] = {part: t.drop(columns=list(PROVENANCE_COLUMNS), errors="ignore")
                        for part, t in parts.items()}
@@ -258,12 +258,12 @@ def _where(df: pd.DataFrame, idx: int, p: Predicate, part: str) -> tuple[str, in
 
 
 def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
-                 constants: dict[tuple[int, float], pd.Series] | None = None) -> pd.DataFrame:
+                 shared: dict | None = None) -> pd.DataFrame:
     """A validated copy of one atom table (arguments, value, provenance), duplicates dropped.
 
     Categorical argument columns (string categories) stay categorical: their checks run on the
     categories and codes, so a table-shaped dataset with millions of atoms is never a string per
-    cell. `constants` shares one read-only default value column between tables of one length.
+    cell. `shared` (one per dataset) lets tables share default value columns and checks.
     """
     if df is None:
         return empty_table(p.arity)
@@ -277,19 +277,20 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
         raise DataError(
             f"predicate {p.name} has arity {p.arity} but its {part} table has argument columns "
             f"{arg_like}", file=file, line=line)
-    args = {c: _clean_argument(df, c, p, part) for c in cols}
+    args = {c: _clean_argument(df, c, p, part, shared) for c in cols}
     default = np.nan if part == "targets" else 1.0
     if "value" in df.columns:
         raw = df["value"]
         values = pd.to_numeric(raw, errors="coerce").astype("float64")
-        bad = values.isna().to_numpy() & raw.notna().to_numpy() & (raw.astype(str).str.strip() != "").to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+        unread = np.flatnonzero(values.isna().to_numpy() & raw.notna().to_numpy())  # blank text reads as none
+        bad = unread[(raw.iloc[unread].astype(str).str.strip() != "").to_numpy()]
+        if len(bad):
+            i = int(bad[0])
             file, line = _where(df, i, p, part)
             raise DataError(f"{p.name}: truth value {raw.iloc[i]!r} is not a number", file=file, line=line)
         value_col = (values.fillna(default) if part != "targets" else values).to_numpy()
     else:
-        value_col = _constant(len(df), default, constants)
+        value_col = _constant(len(df), default, shared)
     v = np.asarray(value_col)
     out_of_range = ~np.isnan(v) & ((v < 0.0) | (v > 1.0))
     if part != "targets":
@@ -300,7 +301,7 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
         raise DataError(f"{p.name}: truth value {v[i]} is outside [0, 1]", file=file, line=line)
     file_col, line_col = _provenance(df, p, part)
     clean = pd.DataFrame({**args, "value": value_col, "_file": file_col, "_line": line_col}, copy=False)
-    if cols and len(clean) > 1 and clean.duplicated(subset=cols).any():
+    if cols and len(clean) > 1 and _may_repeat(clean, cols) and clean.duplicated(subset=cols).any():
         firsts = clean.drop_duplicates(subset=cols, keep="first")[[*cols, "value"]]
         ref = clean[cols].merge(firsts, on=cols, how="left")["value"].to_numpy()
         differs = ~((ref == v) | (np.isnan(ref) & np.isnan(v)))
@@ -319,16 +320,37 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
     return clean
 
 
-def _clean_argument(df: pd.DataFrame, c: str, p: Predicate, part: str) -> pd.Series:
-    """Argument column `c` as strings (or string categories); DataError for an empty one."""
+def _may_repeat(frame: pd.DataFrame, cols: list[str]) -> bool:
+    """False when a categorical argument never repeats a value (then no atom can): a count of its
+    codes, much cheaper than hashing every row."""
+    for c in cols:
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            codes = frame[c].cat.codes.to_numpy()
+            if len(codes) and np.bincount(codes).max() <= 1:
+                return False
+    return True
+
+
+def _clean_argument(df: pd.DataFrame, c: str, p: Predicate, part: str, shared: dict | None = None) -> pd.Series:
+    """Argument column `c` as strings (or string categories); DataError for an empty one.
+
+    `shared` remembers which categories are blank, per categories object (tables of one loaded
+    table share their row constants)."""
     col = df[c]
     if isinstance(col.dtype, pd.CategoricalDtype):
         if not pd.api.types.is_string_dtype(col.cat.categories.dtype):
             col = col.cat.rename_categories(col.cat.categories.astype(str))
         codes = col.cat.codes.to_numpy()
         texts = col.cat.categories
-        blank_text = np.asarray((texts.str.len() == 0) | texts.str.isspace(), dtype=bool)
-        nulls, blank = codes < 0, blank_text[codes] if len(texts) else np.zeros(len(col), dtype=bool)
+        key = ("blank", id(texts))
+        if shared is None or key not in shared:
+            blank_text = np.asarray((texts.str.len() == 0) | texts.str.isspace(), dtype=bool)
+            if shared is not None:
+                shared[key] = (texts, blank_text)  # the index kept, so its id stays its own
+        else:
+            blank_text = shared[key][1]
+        nulls = codes < 0
+        blank = blank_text[codes] if blank_text.any() else np.zeros(len(col), dtype=bool)
     else:
         nulls = col.isna().to_numpy()
         blank = None
@@ -349,7 +371,7 @@ def _constant(n: int, value: float, shared: dict[tuple[int, float], pd.Series] |
     share its memory, and pandas' copy-on-write copies it for a table that is written to."""
     key = (n, value)
     if shared is None or key not in shared:
-        column = pd.Series(np.full(n, value))
+        column = pd.Series(np.full(n, value), copy=False)
         if shared is None:
             return column
         shared[key] = column
@@ -363,7 +385,11 @@ def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[pd.Categoric
     of a multi-million-row table took gigabytes).
     """
     if "_file" in df.columns and "_line" in df.columns:
-        codes, names = pd.factorize(df["_file"], use_na_sentinel=False)
+        files = df["_file"]
+        if isinstance(files.dtype, pd.CategoricalDtype) and not files.isna().any():  # as loaders give it
+            codes, names = files.cat.codes.to_numpy(), files.cat.categories
+        else:
+            codes, names = pd.factorize(files, use_na_sentinel=False)
         return (pd.Categorical.from_codes(codes, [str(x) for x in names], validate=False),
                 df["_line"].to_numpy(dtype=np.int64))
     return (pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [f"{p.name}/{part}"], validate=False),
