@@ -92,6 +92,11 @@ def read_records(data: bytes, file: str, sep: str) -> Records:
     return _read_unquoted(_normalised(data), file, sep)
 
 
+def normalised_bytes(data: bytes) -> bytes:
+    """UTF-8 bytes as `decode_text` would normalise them, still bytes: no BOM, ``\n`` breaks only."""
+    return _normalised(data)
+
+
 def _normalised(data: bytes) -> bytes:
     """Bytes without BOM and with ``\\n`` line breaks only (as `decode_text` normalises)."""
     if data.startswith(b"\xef\xbb\xbf"):
