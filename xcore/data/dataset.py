@@ -156,7 +156,7 @@ class RelationalDataset:
 
     def preview(self, pred: str, n: int = 20) -> pd.DataFrame:
         """The first `n` atoms of each partition of a predicate, with a `partition` column."""
-        frames = [self.table(pred, part).head(n).assign(partition=part) for part in PARTITIONS]
+        frames = [_plain(self.table(pred, part).head(n)).assign(partition=part) for part in PARTITIONS]
         return pd.concat(frames, ignore_index=True)
 
     def long_frame(self) -> pd.DataFrame:
@@ -216,6 +216,13 @@ class RelationalDataset:
         keep = [self.schema[p] for p in preds]
         return RelationalDataset(Schema.of(keep), {p.name: self.tables[p.name] for p in keep},
                                  name=self.name, description=self.description)
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """A few rows with categorical columns as plain values (concatenating categoricals with other
+    categories would first unite every category: a million row names for a 50-row preview)."""
+    cats = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    return frame.assign(**{c: np.asarray(frame[c].array, dtype=object) for c in cats}) if cats else frame
 
 
 # ---------------------------------------------------------------------- validation
