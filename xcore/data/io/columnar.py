@@ -129,9 +129,7 @@ def read_encoded_records(data: bytes, file: str, sep: str) -> Records:
         del rows
         return Records([pa.chunked_array([_encoded(c, trim=False)]) for c in rec.columns], rec.lines, rec.bad)
     check_text(data, file)
-    records = _read_unquoted(_normalised(data), file, sep, encoded=True)
-    POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
-    return records
+    return _read_unquoted(_normalised(data), file, sep, encoded=True)
 
 
 def check_text(data: bytes, file: str, block: int = BLOCK_BYTES) -> None:
@@ -232,7 +230,9 @@ def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> R
     del table
     trim = not _no_space(data, sep)
     if encoded:  # one column at a time, so only one column's codes are ever held twice
-        return _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
+        records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
+        POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
+        return records
     if trim:
         columns = [pc.utf8_trim(c, WHITESPACE, memory_pool=POOL) for c in columns]
     blank = None
@@ -243,6 +243,8 @@ def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> R
         keep = pc.invert(blank)
         columns = [c.filter(keep) for c in columns]
         lines = lines[keep.to_numpy(zero_copy_only=False)]
+    del blank
+    POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
     return Records(columns, lines, None)
 
 
