@@ -28,7 +28,8 @@ def empty_table(arity: int) -> pd.DataFrame:
 class RelationalDataset:
     """A schema of predicates and, per predicate, observed, target and truth atom tables.
 
-    Each table has argument columns ``a0..a{k-1}`` (strings) and a ``value`` column in [0, 1]
+    Each table has argument columns ``a0..a{k-1}`` (strings, or categoricals of strings: the
+    tabular loader keeps them categorical, a code per atom) and a ``value`` column in [0, 1]
     (targets may have NaN: no initial value). Construction validates everything and raises
     `DataError` naming file and line (from ``_file``/``_line`` columns when a loader gave them).
     """
