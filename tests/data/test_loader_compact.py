@@ -202,3 +202,15 @@ def test_prolog_fact_path_agrees_with_the_scanner(seed: int, monkeypatch: pytest
     fast = _outcome(text)
     monkeypatch.setattr(prolog, "FAST_MIN_CHARS", 10 ** 9)  # the clause scanner alone
     assert fast == _outcome(text)
+
+
+def test_fingerprint_is_the_same_for_string_and_categorical_tables() -> None:
+    rows = "\n".join(f"{i % 4},{'yes' if i % 3 else 'no'}" for i in range(9))
+    ds = load(("t.csv", f"x,label\n{rows}\n".encode()))
+    as_text = {p: {part: t.astype({c: "str" for c in ("a0", "a1")}) for part, t in parts.items()}
+               for p, parts in ds.tables.items()}
+    plain = RelationalDataset(ds.schema, as_text, tabular=ds.tabular, label=ds.label)
+    assert not isinstance(plain.table("x", "obs")["a0"].dtype, pd.CategoricalDtype)
+    assert plain.fingerprint() == ds.fingerprint()
+    changed = dict(as_text, x={**as_text["x"], "obs": as_text["x"]["obs"].assign(a1=lambda t: t["a1"] + "0")})
+    assert RelationalDataset(ds.schema, changed, tabular=ds.tabular, label=ds.label).fingerprint() != ds.fingerprint()
