@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.columnar import check_text, normalised_bytes
+from xcore.data.io.columnar import POOL, check_text, normalised_bytes
 from xcore.data.io.files import FileSet, Source, read_source, source_label, suffix, unique_names
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.manifest import MAX_ARITY
@@ -216,18 +216,7 @@ def _fast_facts(data: bytes, out: PrologFacts) -> bytes | None:
     Returns the bytes with those lines blanked (line numbers kept), or None when nothing is left.
     """
     lines = _lines(data)
-    lengths = pc.binary_length(lines).to_numpy(zero_copy_only=False)
-    blank = pc.match_substring_regex(lines, r"^\s*$").to_numpy(zero_copy_only=False)
-    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
-    ends = pc.match_substring_regex(lines, r"\.\s*$").to_numpy(zero_copy_only=False)
-    nonblank = np.flatnonzero(~blank)
-    prev_ends = np.ones(len(lines), dtype=bool)
-    prev_ends[nonblank[1:]] = ends[nonblank[:-1]]
-    candidate = ends & prev_ends & ~blank & (lengths <= MAX_CLAUSE_CHARS)
-    commas = pc.count_substring(lines, ",").to_numpy(zero_copy_only=False)
-    opens = pc.count_substring(lines, "(").to_numpy(zero_copy_only=False)
-    arity = np.where(opens > 0, commas + 1, 0)
-    candidate &= (opens <= 1) & (arity <= MAX_ARITY)
+    blank, candidate, arity = _candidates(lines)
     fast = np.zeros(len(lines), dtype=bool)
     for k in np.unique(arity[candidate]):
         at = np.flatnonzero(candidate & (arity == k))
@@ -240,8 +229,9 @@ def _fast_facts(data: bytes, out: PrologFacts) -> bytes | None:
         if not matched.all():
             fields, at = fields.filter(pa.array(matched)), at[matched]
         fast[at] = True
-        _add_fact_blocks(out, fields, int(k), at + 1)
+        captured = [fields.field(j) for j in range(int(k) + 1)]  # name, then the arguments
         del fields
+        _add_fact_blocks(out, captured, at + 1)
     if fast.all() or (fast | blank).all():
         return None
     if not fast.any():
@@ -252,13 +242,35 @@ def _fast_facts(data: bytes, out: PrologFacts) -> bytes | None:
     return joined[0].as_buffer().to_pybytes()
 
 
-def _add_fact_blocks(out: PrologFacts, fields: pa.StructArray, arity: int, lines: np.ndarray) -> None:
-    """Facts of one arity (captured name and arguments) as one block per predicate name."""
-    names = pc.dictionary_encode(fields.field(0))
+def _candidates(lines: pa.LargeStringArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per line: blank, may be one simple fact (see `_fast_facts`), and its arity if so."""
+    blank = pc.match_substring_regex(lines, r"^\s*$").to_numpy(zero_copy_only=False)
+    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
+    ends = pc.match_substring_regex(lines, r"\.\s*$").to_numpy(zero_copy_only=False)
+    nonblank = np.flatnonzero(~blank)
+    candidate = ends & ~blank
+    candidate[nonblank[1:]] &= ends[nonblank[:-1]]
+    del ends, nonblank
+    candidate &= pc.binary_length(lines).to_numpy(zero_copy_only=False) <= MAX_CLAUSE_CHARS
+    opens = pc.count_substring(lines, "(").to_numpy(zero_copy_only=False)
+    candidate &= opens <= 1
+    arity = np.where(opens > 0, pc.count_substring(lines, ",").to_numpy(zero_copy_only=False) + 1, 0)
+    candidate &= arity <= MAX_ARITY
+    return blank, candidate, arity.astype(np.int32)
+
+
+def _add_fact_blocks(out: PrologFacts, captured: list[pa.Array], lines: np.ndarray) -> None:
+    """Facts of one arity (captured name, then argument columns) as one block per predicate name.
+
+    Empties `captured` as it goes: each column is dropped once sorted by name (memory)."""
+    names = pc.dictionary_encode(captured.pop(0))
     codes = names.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(names.dictionary)))))
-    columns = [pc.take(fields.field(j + 1), pa.array(order)) for j in range(arity)]
+    arity, columns, take = len(captured), [], pa.array(order)
+    while captured:
+        columns.append(pc.take(captured.pop(0), take))
+    POOL.release_unused()  # the unsorted columns' memory back to the system
     lines = lines[order]
     for g, name in enumerate(names.dictionary.to_pylist()):
         lo, hi = int(bounds[g]), int(bounds[g + 1])
