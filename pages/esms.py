@@ -64,6 +64,10 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
         st.session_state["esms_closed_world"] = positive_only
         st.session_state["esms_cw_for"] = (ds.fingerprint(), target)
     closed_world = st.checkbox("Closed world: absent atoms of the target's domain are 0", key="esms_closed_world")
+    project = bool(ds.rules) and st.checkbox(
+        f"Use the project's rules ({len(ds.rules)}) as a starting model", key="esms_project_rules",
+        help="The rules loaded with the data (a PSL project) are scored as one more candidate, with their "
+             "own weights and hard rules; the search keeps them when they score best.")
     c1, c2, c3, c4, c5 = st.columns(5)
     for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
                           ("esms_seed", 0)):
@@ -76,7 +80,7 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
                    explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
                    rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                   counterparts=bool(counterparts), closed_world=bool(closed_world))
+                   counterparts=bool(counterparts), closed_world=bool(closed_world), project_rules=bool(project))
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:

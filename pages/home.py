@@ -9,7 +9,7 @@ from xcore.data import RelationalDataset
 from xcore.data.samples import list_samples, load_sample
 from xcore.viz import predicate_graph_figure, value_histogram_figure
 
-UPLOAD_TYPES = ["zip", "csv", "tsv", "txt", "pl", "b", "f", "n", "json", "yaml", "yml", "data"]
+UPLOAD_TYPES = ["zip", "csv", "tsv", "txt", "pl", "b", "f", "n", "json", "yaml", "yml", "data", "psl"]
 
 
 @st.cache_data(show_spinner="Loading sample…", max_entries=16)
@@ -36,8 +36,10 @@ def choose_data() -> None:
                 set_dataset(ds, f"sample: {info.title}")
                 st.toast(f"Loaded {info.title}")
     else:
-        st.caption("A PSL folder (zip with a manifest), long CSV of facts, Prolog facts "
-                   "(.b/.f/.n, or a zip of them), triples TSV, or a tabular CSV with a label column.")
+        st.caption("A PSL folder (zip with a manifest), a PSL project (zip with a PSL config .json, or a "
+                   ".data file and its .psl rules: the rules come along as a starting model), long CSV of "
+                   "facts, Prolog facts (.b/.f/.n, or a zip of them), triples TSV, or a tabular CSV with a "
+                   "label column.")
         up = st.file_uploader("Upload a dataset", type=UPLOAD_TYPES, key="upload")
         if up is not None:
             data = up.getvalue()
@@ -106,4 +108,7 @@ if current is not None:
     st.caption(dataset_source())
     if current.description:
         st.write(current.description)
+    if current.rules:
+        with st.expander(f"Rules of the project ({len(current.rules)}): a starting model for ESMS"):
+            st.code("\n".join(current.rules), language=None)
     show_summary(current)

@@ -54,6 +54,10 @@ def limited_threads(n: int = 1) -> Iterator[None]:
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
         yield
         return
+    try:  # threadpoolctl limits the libraries loaded when the block starts: load scipy's BLAS first,
+        import scipy.linalg  # noqa: F401  (solvers imported lazily inside the block would spin it)
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        pass
     with threadpool_limits(limits=n):
         yield
 

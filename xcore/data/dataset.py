@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 
 from xcore.data.schema import PARTITIONS, Predicate, Schema, arg_columns
 from xcore.errors import DataError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 PROVENANCE_COLUMNS = ("_file", "_line")
 """Optional columns loaders attach so validation can name the file and line of a bad row."""
@@ -41,10 +43,13 @@ class RelationalDataset:
     tabular: pd.DataFrame | None = None
     label: str | None = None
     """For tabular data (the classifier page): the original table and its label column."""
+    rules: tuple[str, ...] = ()
+    """Rules that came with the data (a PSL project's model), as PSL text: a starting model."""
 
     def __post_init__(self) -> None:
         if isinstance(self.schema, (list, tuple)):
             self.schema = Schema.of(self.schema)
+        self.rules = tuple(str(r) for r in self.rules)
         self.tables = _normalise_tables(self.schema, self.tables)
 
     # ------------------------------------------------------------------ identity
@@ -68,6 +73,8 @@ class RelationalDataset:
             h.update(f"tabular:{self.label}|{list(map(str, self.tabular.columns))}|{len(self.tabular)}".encode())
             for c in self.tabular.columns:
                 h.update(_row_hashes(self.tabular[c], memo).tobytes())
+        if self.rules:
+            h.update(("rules:" + "\n".join(self.rules)).encode())
         return h.hexdigest()[:32]
 
     # ------------------------------------------------------------------ access
@@ -183,6 +190,8 @@ class RelationalDataset:
         type) becomes one hub node (``kind="type"``) joined to each of them instead of a clique, so
         wide tables draw as a star rather than a hairball.
         """
+        import networkx as nx  # only the predicate graph needs it (0.2 s to import)
+
         g = nx.Graph()
         preds = list(self.schema)
         for p in preds:
@@ -211,7 +220,8 @@ class RelationalDataset:
         p = self.schema[pred].with_flags(**flags)
         preds = {**self.schema.predicates, pred: p}
         return RelationalDataset(Schema(dict(preds)), self.tables, name=self.name,
-                                 description=self.description, tabular=self.tabular, label=self.label)
+                                 description=self.description, tabular=self.tabular, label=self.label,
+                                 rules=self.rules)
 
     def subset(self, preds: Iterable[str]) -> "RelationalDataset":
         """A dataset with only the named predicates."""
@@ -306,9 +316,13 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
     default = np.nan if part == "targets" else 1.0
     if "value" in df.columns:
         raw = df["value"]
-        values = pd.to_numeric(raw, errors="coerce").astype("float64")
-        unread = np.flatnonzero(values.isna().to_numpy() & raw.notna().to_numpy())  # blank text reads as none
-        bad = unread[(raw.iloc[unread].astype(str).str.strip() != "").to_numpy()]
+        if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
+            values = raw.astype("float64")  # already numbers (columnar loaders): nothing to parse
+            bad = np.zeros(0, dtype=np.int64)
+        else:
+            values = pd.to_numeric(raw, errors="coerce").astype("float64")
+            unread = np.flatnonzero(values.isna().to_numpy() & raw.notna().to_numpy())  # blank text reads as none
+            bad = unread[(raw.iloc[unread].astype(str).str.strip() != "").to_numpy()]
         if len(bad):
             i = int(bad[0])
             file, line = _where(df, i, p, part)

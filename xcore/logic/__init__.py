@@ -1,29 +1,15 @@
-"""Rule language (syntax tree, parser) and grounding of rules against relational data."""
+"""Rule language (syntax tree, parser) and grounding of rules against relational data.
 
-from xcore.logic.ast import Atom, Constant, Literal, Rule, Variable
-from xcore.logic.checks import check_rule, rule_variable_types
-from xcore.logic.parser import detect_dialect, parse_rule, parse_rules, parse_rules_file
-from xcore.logic.atoms import AtomStore
-from xcore.logic.estimate import estimate_groundings
-from xcore.logic.grounding import GroundProgram, GroundRules, ground, linear_form, n_ground_rules
+Names load on first use (`xcore.lazy`): parsing rules does not import DuckDB or pandas.
+"""
 
-__all__ = [
-    "Atom",
-    "Constant",
-    "Literal",
-    "Rule",
-    "Variable",
-    "check_rule",
-    "detect_dialect",
-    "parse_rule",
-    "parse_rules",
-    "parse_rules_file",
-    "rule_variable_types",
-    "AtomStore",
-    "GroundProgram",
-    "GroundRules",
-    "estimate_groundings",
-    "ground",
-    "linear_form",
-    "n_ground_rules",
-]
+from xcore.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "xcore.logic.ast": ["Atom", "Constant", "Literal", "Rule", "Variable"],
+    "xcore.logic.checks": ["check_rule", "rule_variable_types"],
+    "xcore.logic.parser": ["detect_dialect", "parse_rule", "parse_rules", "parse_rules_file"],
+    "xcore.logic.atoms": ["AtomStore"],
+    "xcore.logic.estimate": ["estimate_groundings"],
+    "xcore.logic.grounding": ["GroundProgram", "GroundRules", "ground", "linear_form", "n_ground_rules"],
+})

@@ -8,8 +8,8 @@ Priors have an empty body; Markov-logic clauses written as disjunctions have an 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal as TypingLiteral
+from dataclasses import dataclass, field, replace
+from typing import Callable, Literal as TypingLiteral
 
 Dialect = TypingLiteral["psl", "mln"]
 
@@ -97,6 +97,32 @@ class Literal:
         return self.text()
 
 
+COMPARISONS: tuple[str, ...] = ("!=", "==", "%")
+"""PSL term comparisons: not equal, equal, and PSL's non-symmetric ``%`` (first < second, here
+by constant text; PSL uses it to keep one of two symmetric groundings)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A term comparison in a rule body, ``(P1 != P2)``: a filter on the rule's groundings."""
+
+    left: Term
+    op: str
+    right: Term
+
+    @property
+    def variables(self) -> tuple[Variable, ...]:
+        return tuple(t for t in (self.left, self.right) if isinstance(t, Variable))
+
+    def text(self, dialect: Dialect = "psl") -> str:
+        def side(t: Term) -> str:
+            return t.name if isinstance(t, Variable) else t.text(dialect)
+        return f"({side(self.left)} {self.op} {side(self.right)})"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
 @dataclass(frozen=True)
 class Rule:
     """A weighted (soft) or hard rule ``body -> head``.
@@ -111,6 +137,8 @@ class Rule:
     squared: bool = False
     dialect: Dialect = "psl"
     name: str = field(default="", compare=False)
+    conditions: tuple[Comparison, ...] = ()
+    """Term comparisons of the body (PSL's ``(A != B)``), in the order written."""
 
     @property
     def is_hard(self) -> bool:
@@ -139,7 +167,13 @@ class Rule:
         return tuple(seen)
 
     def with_weight(self, weight: float | None) -> "Rule":
-        return Rule(self.body, self.head, weight, self.squared, self.dialect, self.name)
+        return replace(self, weight=weight)
+
+    def map_atoms(self, fn: Callable[[Atom], Atom]) -> "Rule":
+        """The same rule with every atom replaced by ``fn(atom)`` (e.g. predicates renamed)."""
+        def lits(ls: tuple[Literal, ...]) -> tuple[Literal, ...]:
+            return tuple(Literal(fn(l.atom), l.negated) for l in ls)
+        return replace(self, body=lits(self.body), head=lits(self.head))
 
     def text(self, dialect: Dialect | None = None) -> str:
         """Canonical text in the given dialect (default: the rule's own); parses back to an equal rule."""
@@ -156,7 +190,7 @@ def format_weight(w: float) -> str:
 
 
 def _psl_text(r: Rule) -> str:
-    body = " & ".join(l.text("psl") for l in r.body)
+    body = " & ".join([l.text("psl") for l in r.body] + [c.text("psl") for c in r.conditions])
     head = " | ".join(l.text("psl") for l in r.head)
     core = f"{body} -> {head}" if r.body else head
     if r.is_hard:
@@ -172,3 +206,52 @@ def _mln_text(r: Rule) -> str:
     if r.is_hard:
         return f"{core}."
     return f"{format_weight(r.weight)} {core}"  # type: ignore[arg-type]
+
+
+RELATIONS: tuple[str, ...] = ("<=", ">=", "=")
+
+
+@dataclass(frozen=True)
+class ArithmeticRule(Rule):
+    """A PSL arithmetic rule: ``sum_i c_i * atom_i + constant  (<= | >= | =)  0``.
+
+    Written as in PSL, e.g. the hard ``Knows(P1, P2) = Knows(P2, P1) .`` or the weighted
+    ``2.0: A(X) + B(X) <= 1 ^2``. A hard rule is a linear constraint on every grounding; a weighted
+    ``<=`` is the hinge ``max(0, sum c_i y_i + constant)`` (``>=`` negated), a weighted ``=`` the
+    two hinges of both directions, as PSL grounds it. It grounds once per assignment under which
+    every atom exists (all atoms are inner joined); `body` lists the atoms for that reason, so
+    schema checks and grounding plans treat it like a rule whose atoms all bind.
+    """
+
+    terms: tuple[tuple[float, Atom], ...] = ()
+    constant: float = 0.0
+    relation: str = "<="
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {self.relation!r}")
+        object.__setattr__(self, "body", tuple(Literal(a) for _, a in self.terms))
+        object.__setattr__(self, "head", ())
+
+    @property
+    def coefficients(self) -> tuple[float, ...]:
+        return tuple(c for c, _ in self.terms)
+
+    def map_atoms(self, fn: Callable[[Atom], Atom]) -> "ArithmeticRule":
+        return replace(self, terms=tuple((c, fn(a)) for c, a in self.terms))
+
+    def text(self, dialect: Dialect | None = None) -> str:
+        """PSL text (arithmetic rules exist only in PSL); parses back to an equal rule."""
+        parts: list[str] = []
+        for i, (c, a) in enumerate(self.terms):
+            sign = "-" if c < 0 else "+"
+            mag = abs(c)
+            coef = "" if mag == 1.0 else f"{format_weight(mag)} * "
+            lead = ("-" if sign == "-" else "") if i == 0 else f" {sign} "
+            parts.append(f"{lead}{coef}{a.text('psl')}")
+        rhs = -self.constant + 0.0
+        core = f"{''.join(parts)} {self.relation} {format_weight(rhs)}"
+        if self.is_hard:
+            return f"{core} ."
+        out = f"{format_weight(self.weight)}: {core}"  # type: ignore[arg-type]
+        return out + " ^2" if self.squared else out

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import GroundingTooLarge, XcoreError
-from xcore.logic.ast import Constant, Rule
+from xcore.logic.ast import ArithmeticRule, Constant, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
 from xcore.logic.sql import GroundingPlan, TableNames, plan_rule, rule_sql
@@ -108,16 +108,12 @@ class GroundRules:
         rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
         consts = store.constants
         var_pos = {v: k for k, v in enumerate(self.rule.variables)}
+        if isinstance(self.rule, ArithmeticRule):
+            return _arithmetic_texts(self, consts, var_pos, rows)
 
         def literal_text(lit) -> pd.Series:
-            s = pd.Series(np.full(len(rows), ("~" if lit.negated else "") + lit.atom.predicate + "("), dtype=object)
-            for i, t in enumerate(lit.atom.args):
-                sep = ", " if i else ""
-                if isinstance(t, Constant):
-                    s = s + (sep + t.value)
-                else:
-                    s = s + sep + pd.Series(consts[self.bindings[rows, var_pos[t]]], index=s.index, dtype=object)
-            return s + ")"
+            text = _atom_texts(lit.atom, consts, self.bindings, var_pos, rows)
+            return ("~" + text) if lit.negated else text
 
         body = [literal_text(l) for l in self.rule.body]
         head = [literal_text(l) for l in self.rule.head]
@@ -125,6 +121,29 @@ class GroundRules:
         if body:
             text = _join(body, " & ") + " -> " + text
         return text.to_numpy(dtype=object)
+
+
+def _atom_texts(atom, consts: np.ndarray, bindings: np.ndarray, var_pos: dict, rows: np.ndarray) -> pd.Series:
+    """Ground texts ``pred(a, b)`` of one rule atom under the given groundings."""
+    s = pd.Series(np.full(len(rows), atom.predicate + "("), dtype=object)
+    for i, t in enumerate(atom.args):
+        sep = ", " if i else ""
+        if isinstance(t, Constant):
+            s = s + (sep + t.value)
+        else:
+            s = s + sep + pd.Series(consts[bindings[rows, var_pos[t]]], index=s.index, dtype=object)
+    return s + ")"
+
+
+def _arithmetic_texts(g: "GroundRules", consts: np.ndarray, var_pos: dict, rows: np.ndarray) -> np.ndarray:
+    """Ground texts of an arithmetic rule: ``K(a, b) - K(b, a) = 0.0``."""
+    rule = g.rule
+    text = pd.Series(np.full(len(rows), "", dtype=object))
+    for j, (c, atom) in enumerate(rule.terms):
+        coef = "" if abs(c) == 1.0 else f"{abs(c)!r} * "
+        lead = ("-" if c < 0 else "") if j == 0 else (" - " if c < 0 else " + ")
+        text = text + lead + coef + _atom_texts(atom, consts, g.bindings, var_pos, rows)
+    return (text + f" {rule.relation} {-rule.constant + 0.0!r}").to_numpy(dtype=object)
 
 
 def _join(parts: list[pd.Series], sep: str) -> pd.Series:
@@ -338,11 +357,23 @@ def linear_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, n
     clause-negative literals, so coefficient ``-sign_j`` and constant ``1 - #negative``. Observed
     atoms (value) and missing atoms (0) fold into ``b``; targets are columns of ``A`` (shape
     ``(n, n_targets)``); an atom occurring twice in one ground rule has its coefficients summed.
+
+    An `ArithmeticRule` ``sum c_j a_j + k  rel  0`` gives its expression ``A y + b`` oriented as
+    ``<= 0`` (negated for ``>=``; for ``=`` the caller adds the other direction or an equality).
     """
-    ids = ground.atom_ids
-    n, L = ids.shape
+    n, L = ground.atom_ids.shape
+    if isinstance(ground.rule, ArithmeticRule):
+        flip = -1.0 if ground.rule.relation == ">=" else 1.0
+        coef = flip * np.asarray(ground.rule.coefficients, dtype=np.float64)
+        return _sparse_form(ground.atom_ids, coef, np.full(n, flip * ground.rule.constant), store)
     coef = -np.asarray(ground.signs, dtype=np.float64)
     b = np.full(n, 1.0 - float(np.sum(np.asarray(ground.signs) < 0)))
+    return _sparse_form(ground.atom_ids, coef, b, store)
+
+
+def _sparse_form(ids: np.ndarray, coef: np.ndarray, b: np.ndarray, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``(A, b)`` of ``b + sum_j coef_j * atom_j`` per row of atom ids (observed atoms fold into b)."""
+    n, L = ids.shape
     observed, tindex = store.observed_value_ext, store.target_index_ext  # index -1 = missing atom
     tcol = np.empty((n, L), dtype=tindex.dtype)
     data = np.empty((n, L), dtype=np.float64)

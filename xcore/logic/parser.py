@@ -10,7 +10,17 @@ PSL::
     0.5: A(X) -> B(X) | C(X)                  # disjunction in the head
 
   Bare identifiers in argument lists are variables; constants are quoted ('bob' or "bob") or
-  numbers. Weights must be >= 0.
+  numbers. Weights must be >= 0 (``1.0 :`` with a space works too). PSL's other spellings:
+  ``>>`` for ``->``, ``head << body``, ``&&``, ``||``; parentheses group literals. Also::
+
+    1.0: Lived(P1, L) & Lived(P2, L) & (P1 != P2) -> Knows(P1, P2) ^2   # term comparisons:
+                                                  # (A != B), (A == B), (A % B); bare A != B too
+    Knows(P1, P2) = Knows(P2, P1) .               # arithmetic rules: linear (in)equalities
+    2.0: A(X) + 0.5 * B(X) <= 1 ^2                # over atoms with coefficients (=, <=, >=),
+    1.0: 2 A(X) - B(X) / 4 >= -1                  # weighted or hard (`ArithmeticRule`)
+
+  Not supported, and reported with the position: summation atoms (``+X``), cardinality
+  coefficients (``|X|``), filter clauses (``{X: ...}``), ``@Max``/``@Min``, functional terms.
 
 Markov logic (Alchemy)::
 
@@ -47,14 +57,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xcore.errors import DataError, ParseError
-from xcore.logic.ast import Atom, Constant, Dialect, Literal, Rule, Term, Variable
+from xcore.logic.ast import ArithmeticRule, Atom, Comparison, Constant, Dialect, Literal, Rule, Term, Variable
 
 DIALECTS: tuple[str, ...] = ("auto", "psl", "mln")
 
 # Token kinds: the symbol itself for punctuation, plus these names.
 NUMBER, STRING, IDENT, EOF = "number", "string", "identifier", "end of line"
 
-_SYMBOLS: tuple[str, ...] = ("<=>", "->", "=>", "(", ")", ",", ":", "&", "|", "^", "~", "!", ".")
+_SYMBOLS: tuple[str, ...] = ("<=>", "->", "=>", ">>", "<<", "<-", "<=", ">=", "==", "!=", "&&", "||",
+                             "(", ")", ",", ":", "&", "|", "^", "~", "!", ".", "=", "+", "-", "*", "/",
+                             "%", "{", "}", "[", "]")
+_SYMBOL_KINDS = {"&&": "&", "||": "|", ">>": "->", "<-": "<<"}
+"""PSL's alternative spellings, read as the same token kind (the text keeps the spelling)."""
+_COMPARISON_KINDS = ("!=", "==", "%")
+_RELATION_KINDS = ("<=", ">=", "=")
+_PSL_ONLY_KINDS = frozenset({"<<", "!=", "==", "<=", ">=", "=", "+", "*", "/", "%", "{"})
 _NUMBER_RE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
@@ -130,9 +147,11 @@ def tokenize(line_text: str, line: int = 1, source: str | None = None) -> list[T
             i = m.end()
             continue
         symbol = next((s for s in _SYMBOLS if line_text.startswith(s, i)), None)
+        if symbol is None and line_text.startswith(("@Max", "@Min"), i):
+            raise where.error("coefficient functions (@Max, @Min) are not supported by xcore", i + 1)
         if symbol is None:
             raise where.error(f"unknown symbol {ch!r}", i + 1)
-        out.append(Token(symbol, symbol, i + 1))
+        out.append(Token(_SYMBOL_KINDS.get(symbol, symbol), symbol, i + 1))
         i += len(symbol)
     out.append(Token(EOF, "", out[-1].end if out else 1))
     return out
@@ -170,7 +189,7 @@ def _detect(tokens: list[Token]) -> Dialect | None:
     kinds = {t.kind for t in toks}
     if "=>" in kinds:
         return "mln"
-    if "->" in kinds:
+    if "->" in kinds or kinds & _PSL_ONLY_KINDS:
         return "psl"
     depth, has_and = 0, False
     for i, t in enumerate(toks):
@@ -235,9 +254,6 @@ class _Parser:
     def fail(self, problem: str, token: Token | None = None) -> ParseError:
         return self.where.error(problem, (token or self.tok).column)
 
-    def _is_literal_start(self, t: Token) -> bool:
-        return t.kind in _NEGATIONS or t.kind == IDENT
-
     def _connective(self, t: Token) -> str | None:
         """'and' / 'or' when `t` joins two literals in this dialect, else None."""
         if t.kind == "&":
@@ -253,11 +269,17 @@ class _Parser:
 
     # -- grammar
     def rule(self) -> Rule:
-        """rule := [weight (':' in PSL)] formula ['^' (1|2)] ['.']"""
+        """rule := [weight (':' in PSL)] (formula | arithmetic) ['^' (1|2)] ['.']"""
         if self.tok.kind == IDENT and self.peek().kind == ":":
             raise self.fail(f"weight must be a number, got {self.tok.describe()}")
         weight, weight_tok = self.weight()
-        body, head = self.formula()
+        self._refuse_unsupported()
+        if self.dialect == "psl" and self._relation_at_top() is not None:
+            terms, constant, relation = self.arithmetic()
+            kind = "arithmetic"
+        else:
+            body, head, conditions = self.formula()
+            kind = "logical"
         squared = False
         if self.tok.kind == "^":
             squared = self.exponent(weight_tok)
@@ -270,6 +292,8 @@ class _Parser:
                     "which has no weight",
                     dot,
                 )
+        if self.tok.kind == "{":
+            raise self.fail("filter clauses ({X: ...}) are not supported by xcore")
         if self.tok.kind != EOF:
             raise self.fail(f"unexpected {self.tok.describe()} after the end of the rule")
         if weight_tok is None and not hard:
@@ -277,18 +301,64 @@ class _Parser:
             raise self.fail(
                 f"missing weight (e.g. {example}) or a final '.' for a hard constraint"
             )
-        return Rule(body=body, head=head, weight=weight, squared=squared, dialect=self.dialect)
+        if kind == "arithmetic":
+            return ArithmeticRule(weight=weight, squared=squared, terms=terms, constant=constant,
+                                  relation=relation)
+        return Rule(body=body, head=head, weight=weight, squared=squared, dialect=self.dialect,
+                    conditions=conditions)
+
+    def _refuse_unsupported(self) -> None:
+        """Name PSL constructs xcore does not support (never drop them silently)."""
+        for i, t in enumerate(self.tokens):
+            nxt = self.tokens[min(i + 1, len(self.tokens) - 1)]
+            prev_kind = self.tokens[i - 1].kind if i else ""
+            if prev_kind not in ("(", ",") and t.kind in ("+", IDENT):
+                continue
+            if t.kind == "{":
+                raise self.fail("filter clauses ({X: ...}) are not supported by xcore", t)
+            if t.kind in ("[", "]"):
+                raise self.fail(f"unexpected {t.text!r} (coefficient functions are not supported)", t)
+            if t.kind == "+" and nxt.kind == IDENT and self._inside_atom(i):
+                raise self.fail(f"summation atoms (+{nxt.text}) are not supported by xcore", t)
+            if t.kind == IDENT and nxt.kind == "(" and self._inside_atom(i):
+                raise self.fail(f"functional terms ({t.text}(...) as an argument) are not supported by xcore", t)
+
+    def _inside_atom(self, i: int) -> bool:
+        """Whether token `i` lies inside the argument list of an atom."""
+        depth_atoms: list[bool] = []
+        for k in range(i):
+            t = self.tokens[k]
+            if t.kind == "(":
+                depth_atoms.append(k > 0 and self.tokens[k - 1].kind == IDENT)
+            elif t.kind == ")" and depth_atoms:
+                depth_atoms.pop()
+        return bool(depth_atoms) and depth_atoms[-1]
+
+    def _relation_at_top(self) -> Token | None:
+        """The first '=', '<=' or '>=' outside parentheses (an arithmetic rule), if any."""
+        depth = 0
+        for t in self.tokens[self.pos:]:
+            if t.kind == "(":
+                depth += 1
+            elif t.kind == ")":
+                depth -= 1
+            elif depth == 0 and t.kind in _RELATION_KINDS:
+                return t
+        return None
 
     def weight(self) -> tuple[float | None, Token | None]:
         if self.tok.kind != NUMBER:
             return None, None
+        if self.dialect == "psl" and self.peek().kind != ":":
+            if self._relation_at_top() is not None:
+                return None, None  # a leading coefficient of an arithmetic rule, not a weight
+            raise self.fail(f"expected ':' after the weight {self.tok.text} "
+                            f"(PSL: '{self.tok.text}: A(X) -> B(X)')", self.peek())
         tok = self.advance()
         value = float(tok.text)
         if not math.isfinite(value):
             raise self.fail(f"weight {tok.text} is too large (must be finite)", tok)
         if self.dialect == "psl":
-            if self.tok.kind != ":":
-                raise self.fail(f"expected ':' after the weight {tok.text} (PSL: '{tok.text}: A(X) -> B(X)')")
             self.advance()
             if value < 0:
                 raise self.fail(f"weight must be >= 0 in PSL, got {tok.text}", tok)
@@ -310,57 +380,144 @@ class _Parser:
         self.advance()
         return tok.text == "2"
 
-    def formula(self) -> tuple[tuple[Literal, ...], tuple[Literal, ...]]:
-        """formula := body arrow head | head  (body joined by 'and', head by 'or')."""
-        if self.tok.kind in ("->", "=>"):
-            raise self.fail(f"missing body before '{self.tok.text}'")
+    # -- logical rules
+    def formula(self) -> tuple[tuple[Literal, ...], tuple[Literal, ...], tuple[Comparison, ...]]:
+        """formula := body ('->' | '>>') head | head ('<<' | '<-') body | head
+        (body joined by 'and', head by 'or'; term comparisons only in the body)."""
+        if self.tok.kind in ("->", "=>", "<<"):
+            raise self.fail(f"missing {'body' if self.tok.kind != '<<' else 'head'} before '{self.tok.text}'")
         if self.tok.kind == "<=>":
             raise self.fail("'<=>' (equivalence) is not supported: write two implications")
-        if not self._is_literal_start(self.tok):
+        if not self._is_item_start(self.tok):
             raise self.fail(f"expected a literal such as A(X), got {self.tok.describe()}")
         first, joins = self.literal_sequence()
         if self.tok.kind == "<=>":
             raise self.fail("'<=>' (equivalence) is not supported: write two implications")
-        if self.tok.kind in ("->", "=>"):
+        if self.tok.kind in ("->", "=>", "<<"):
             arrow = self.advance()
+            if not self._is_item_start(self.tok):
+                raise self.fail(f"missing {'head' if arrow.kind != '<<' else 'body'} after '{arrow.text}'")
+            second, second_joins = self.literal_sequence()
+            if arrow.kind == "<<":
+                (first, joins), (second, second_joins) = (second, second_joins), (first, joins)
             for kind, tok in joins:
                 if kind == "or":
                     raise self.fail(
                         f"disjunction {tok.text!r} is not allowed in the body (before '{arrow.text}'); "
-                        "split the rule or move the literal to the head",
+                        "split the rule or move the literal to the head" if arrow.kind != "<<" else
+                        f"disjunction {tok.text!r} is not allowed in the body (after '{arrow.text}')",
                         tok,
                     )
-            if not self._is_literal_start(self.tok):
-                raise self.fail(f"missing head after '{arrow.text}'")
-            head, head_joins = self.literal_sequence()
-            for kind, tok in head_joins:
+            for kind, tok in second_joins:
                 if kind == "and":
                     raise self.fail(
                         f"conjunction {tok.text!r} is not allowed in the head: split it into one rule per literal",
                         tok,
                     )
-            return tuple(first), tuple(head)
+            body, conditions = self._split_items(first)
+            head, head_conditions = self._split_items(second)
+            if head_conditions:
+                raise self.fail("term comparisons such as (A != B) belong in the body", head_conditions[0][1])
+            self._check_condition_variables(conditions, body + head)
+            return tuple(body), tuple(head), tuple(c for c, _ in conditions)
         if any(kind == "and" for kind, _ in joins):
             arrow = "->" if self.dialect == "psl" else "=>"
             raise self.fail(f"missing '{arrow}' or head: a conjunction needs an implication, e.g. 'A & B {arrow} C'")
-        return (), tuple(first)
+        head, conditions = self._split_items(first)
+        if conditions:
+            raise self.fail("a term comparison such as (A != B) needs a body: write 'A(X, Y) & (X != Y) -> B(X)'",
+                            conditions[0][1])
+        return (), tuple(head), ()
 
-    def literal_sequence(self) -> tuple[list[Literal], list[tuple[str, Token]]]:
-        """literal (connective literal)*, returning the literals and the connectives used."""
-        literals = [self.literal()]
+    @staticmethod
+    def _split_items(items: list[tuple[Literal | Comparison, Token]]):
+        lits = [it for it, _ in items if isinstance(it, Literal)]
+        comps = [(it, tok) for it, tok in items if isinstance(it, Comparison)]
+        return lits, comps
+
+    def _check_condition_variables(self, conditions, literals: list[Literal]) -> None:
+        known = {v for lit in literals for v in lit.atom.variables}
+        for comp, tok in conditions:
+            for v in comp.variables:
+                if v not in known:
+                    raise self.fail(f"variable {v.name} of {comp.text()} appears in no atom of the rule", tok)
+
+    def _is_literal_start(self, t: Token) -> bool:
+        return t.kind in _NEGATIONS or t.kind == IDENT
+
+    def _is_item_start(self, t: Token) -> bool:
+        """A literal, or (PSL) a term comparison or a parenthesised group."""
+        if self._is_literal_start(t):
+            return True
+        return self.dialect == "psl" and t.kind in ("(", STRING, NUMBER)
+
+    def literal_sequence(self) -> tuple[list[tuple[Literal | Comparison, Token]], list[tuple[str, Token]]]:
+        """item (connective item)*: the items (literals, comparisons) and the connectives used."""
+        items: list[tuple[Literal | Comparison, Token]] = []
         joins: list[tuple[str, Token]] = []
+        self.item(items, joins)
         while (kind := self._connective(self.tok)) is not None:
             conn = self.advance()
             if self.dialect == "mln" and conn.kind == "^" and self.tok.kind == NUMBER:
                 raise self.fail("'^' followed by a number is PSL's exponent; in Markov logic '^' means 'and'", conn)
-            if not self._is_literal_start(self.tok):
+            if not self._is_item_start(self.tok):
                 raise self.fail(f"expected a literal after {conn.text!r}, got {self.tok.describe()}")
             joins.append((kind, conn))
-            literals.append(self.literal())
+            self.item(items, joins)
         if self.tok.kind in (IDENT, STRING, NUMBER, "(") or self.tok.kind in _NEGATIONS:
             hint = "'&' or '|'" if self.dialect == "psl" else "'^' or 'v'"
             raise self.fail(f"expected a connective ({hint}) or the end of the rule, got {self.tok.describe()}")
-        return literals, joins
+        return items, joins
+
+    def item(self, items: list, joins: list) -> None:
+        """One literal, term comparison, or parenthesised group (flattened into `items`)."""
+        start = self.tok
+        negated = False
+        while self.tok.kind in _NEGATIONS and self.dialect == "psl" and self.peek().kind == "(":
+            self.advance()
+            negated = not negated
+        if self.dialect == "psl" and self.tok.kind == "(":
+            if self._comparison_ahead(self.pos + 1):
+                self.advance()
+                comp = self.comparison(negated, start)
+                if self.tok.kind != ")":
+                    raise self.fail(f"expected ')' after the comparison, got {self.tok.describe()}")
+                self.advance()
+                items.append((comp, start))
+                return
+            if negated:
+                raise self.fail("'~' before a parenthesised group is not supported; negate each literal", start)
+            self.advance()
+            inner, inner_joins = self.literal_sequence()
+            if self.tok.kind != ")":
+                raise self.fail(f"expected ')' to close the group, got {self.tok.describe()}")
+            self.advance()
+            items.extend(inner)
+            joins.extend(inner_joins)
+            return
+        if self.dialect == "psl" and self._comparison_ahead(self.pos):
+            items.append((self.comparison(False, start), start))
+            return
+        if self.tok.kind in (STRING, NUMBER):
+            raise self.fail(f"expected a literal such as A(X), got {self.tok.describe()}")
+        items.append((self.literal(), start))
+
+    def _comparison_ahead(self, pos: int) -> bool:
+        """Whether tokens at `pos` read ``term op term`` (op: !=, ==, %)."""
+        a = self.tokens[min(pos, len(self.tokens) - 1)]
+        op = self.tokens[min(pos + 1, len(self.tokens) - 1)]
+        return a.kind in (IDENT, STRING, NUMBER) and op.kind in _COMPARISON_KINDS
+
+    def comparison(self, negated: bool, start: Token) -> Comparison:
+        left = self.term()
+        op = self.advance()
+        right = self.term()
+        kind = op.kind
+        if negated:
+            if kind == "%":
+                raise self.fail("a negated '%' comparison is not supported", start)
+            kind = "==" if kind == "!=" else "!="
+        return Comparison(left, kind, right)
 
     def literal(self) -> Literal:
         """literal := ('~' | '!')* atom"""
@@ -392,6 +549,87 @@ class _Parser:
         self.advance()
         return Atom(name.text, tuple(args))
 
+    # -- arithmetic rules (PSL)
+    def arithmetic(self) -> tuple[tuple[tuple[float, Atom], ...], float, str]:
+        """arithmetic := linear relation linear, normalised to ``sum c_i a_i + constant  rel  0``."""
+        left, lconst = self.linear(")")
+        rel = self.tok
+        if rel.kind not in _RELATION_KINDS:
+            raise self.fail(f"expected '=', '<=' or '>=' in the arithmetic rule, got {rel.describe()}")
+        self.advance()
+        right, rconst = self.linear(None)
+        merged: dict[Atom, float] = {}
+        for c, a in left:
+            merged[a] = merged.get(a, 0.0) + c
+        for c, a in right:
+            merged[a] = merged.get(a, 0.0) - c
+        terms = tuple((c, a) for a, c in merged.items() if c != 0.0)
+        if not terms:
+            raise self.fail("the arithmetic rule has no atoms left once both sides are combined", rel)
+        return terms, lconst - rconst, rel.kind
+
+    def linear(self, closer: str | None) -> tuple[list[tuple[float, Atom]], float]:
+        """linear := ['-'] operand (('+' | '-') operand)*; returns (coefficient, atom) terms and the constant."""
+        terms: list[tuple[float, Atom]] = []
+        constant = 0.0
+        sign = 1.0
+        if self.tok.kind == "-":
+            self.advance()
+            sign = -1.0
+        while True:
+            t, c = self.operand(sign)
+            terms += t
+            constant += c
+            if self.tok.kind == "+":
+                self.advance()
+                sign = 1.0
+            elif self.tok.kind == "-":
+                self.advance()
+                sign = -1.0
+            elif self.tok.kind == NUMBER and self.tok.text.startswith("-"):
+                sign = 1.0  # the number's own sign subtracts
+            else:
+                return terms, constant
+
+    def operand(self, sign: float) -> tuple[list[tuple[float, Atom]], float]:
+        """operand := [number ['*']] atom ['/' number] | number | '(' linear ')'."""
+        if self.tok.kind == "(":
+            self.advance()
+            terms, constant = self.linear(")")
+            if self.tok.kind != ")":
+                raise self.fail(f"expected ')' to close the group, got {self.tok.describe()}")
+            self.advance()
+            return [(sign * c, a) for c, a in terms], sign * constant
+        if self.tok.kind == "|":
+            raise self.fail("cardinality coefficients (|X|) go with summation atoms, which are not supported by xcore")
+        coef = 1.0
+        if self.tok.kind == NUMBER:
+            num = self.advance()
+            value = float(num.text)
+            if not math.isfinite(value):
+                raise self.fail(f"coefficient {num.text} is too large", num)
+            if self.tok.kind == "*":
+                self.advance()
+            elif self.tok.kind != IDENT:
+                return [], sign * value
+            coef = value
+        if self.tok.kind in _NEGATIONS:
+            raise self.fail("negation is not allowed in an arithmetic rule; write 1 - A(X)")
+        if self.tok.kind != IDENT:
+            raise self.fail(f"expected an atom or a number, got {self.tok.describe()}")
+        atom = self.atom()
+        if self.tok.kind == "/":
+            slash = self.advance()
+            if self.tok.kind != NUMBER:
+                raise self.fail(f"expected a number after '/', got {self.tok.describe()}")
+            divisor = float(self.advance().text)
+            if divisor == 0.0:
+                raise self.fail("division by zero", slash)
+            coef /= divisor
+        if self.tok.kind == "*":
+            raise self.fail("write the coefficient before the atom: '2 * A(X)'")
+        return [(sign * coef, atom)], 0.0
+
     def term(self) -> Term:
         """term := variable | constant, named by the dialect's conventions."""
         tok = self.tok
@@ -406,6 +644,8 @@ class _Parser:
             if self.dialect == "mln" and tok.text[0].isupper():
                 return Constant(tok.text)
             return Variable(tok.text)
+        if tok.kind == "+":
+            raise self.fail("summation atoms (+X) are not supported by xcore")
         kinds = "variable, quoted constant or number"
         raise self.fail(f"expected an argument ({kinds}), got {tok.describe()}")
 

@@ -15,7 +15,7 @@ from typing import Callable, Literal as TypingLiteral
 
 from xcore.data.schema import Schema
 from xcore.errors import SchemaError
-from xcore.logic.ast import Constant, Rule, Term, Variable
+from xcore.logic.ast import Comparison, Constant, Rule, Term, Variable
 from xcore.logic.checks import check_rule, rule_variable_types
 
 JoinKind = TypingLiteral["inner", "left"]
@@ -116,6 +116,23 @@ def plan_rule(rule: Rule, schema: Schema, domain_variables: bool = False) -> Gro
     return GroundingPlan(rule, tuple(scans), rule.variables, signs)
 
 
+_SQL_OPERATORS = {"!=": "<>", "==": "=", "%": "<"}
+
+
+def _comparison_sql(comp: Comparison, binding: dict[Variable, str], constant_id: Callable[[str], int],
+                    rule: Rule) -> str:
+    """A term comparison as a filter on constant ids. Constant ids follow the constants' sorted
+    text, so ``%`` (PSL's non-symmetric comparison) keeps the groundings whose first term sorts
+    first."""
+    def side(t: Term) -> str:
+        if isinstance(t, Constant):
+            return str(int(constant_id(t.value)))
+        if t not in binding:
+            raise SchemaError(f"variable {t} of {comp.text()} is bound by no atom of `{_short(rule.text())}`")
+        return binding[t]
+    return f"{side(comp.left)} {_SQL_OPERATORS[comp.op]} {side(comp.right)}"
+
+
 def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
@@ -175,6 +192,8 @@ def rule_sql(
                 from_parts.append(f"CROSS JOIN {table} AS {scan.alias}")
         else:
             from_parts.append(f"LEFT JOIN {table} AS {scan.alias} ON {' AND '.join(conds) or 'TRUE'}")
+    for comp in plan.rule.conditions:
+        where.append(_comparison_sql(comp, binding, constant_id, plan.rule))
     select: list[str] = []
     for j in range(len(plan.signs)):
         scan = plan.literal_scan(j)

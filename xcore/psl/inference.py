@@ -1,7 +1,8 @@
 """MAP inference for hinge-loss MRFs: argmin_y E(y) over [0, 1]^n, solved exactly.
 
 Three solvers, all vectorised over ground rules:
-- ``lbfgs``: scipy L-BFGS-B with box bounds, for smooth programs (all squared, no hard rules);
+- ``lbfgs``: scipy L-BFGS-B with box bounds, for smooth programs (all squared, no hard rules;
+  with hard constraints it hands the problem to the exact QP, since it only keeps box bounds);
 - ``admm``: consensus ADMM as PSL does, for linear hinges and hard constraints;
 - ``qp``: the same problem as a convex QP (or LP) in HiGHS, an independent exact solver.
 ``auto`` picks L-BFGS-B when smooth, else the HiGHS QP (ADMM stays available for parity with PSL).
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 
 from xcore.errors import XcoreError
 from xcore.psl.program import HingeProgram
@@ -70,7 +70,17 @@ def _start(prog: HingeProgram, y0: np.ndarray | None) -> np.ndarray:
 
 def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-10,
               max_iter: int = 20000) -> MAPResult:
-    """L-BFGS-B on the smooth energy (squared hinges only, no hard constraints)."""
+    """L-BFGS-B on the smooth energy (squared hinges only).
+
+    L-BFGS-B handles box bounds only, not general linear constraints: a squared-hinge program
+    with hard constraints (hard rules, arithmetic constraints) is solved exactly by the HiGHS QP
+    instead (method "lbfgs→qp"); linear hinges (a non-smooth energy) raise XcoreError.
+    """
+    if bool(prog.squared.all()) and prog.C.shape[0] > 0:
+        res = map_qp(prog)
+        res.method = "lbfgs→qp"
+        res.message = f"L-BFGS-B cannot hold hard linear constraints; solved by the HiGHS QP ({res.message})"
+        return res
     if not prog.smooth:
         raise XcoreError("L-BFGS-B needs a smooth program (all rules squared, no hard constraints); "
                          "use method='admm' or 'qp'")
@@ -82,6 +92,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
+    from scipy.optimize import minimize  # 0.2 s beyond scipy.sparse: imported only when L-BFGS-B runs
+
     for _ in range(20):
         res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10})

@@ -28,12 +28,11 @@ import scipy.sparse as sp
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import PARTITIONS
 from xcore.errors import XcoreError
-from xcore.logic.ast import Rule
+from xcore.logic.ast import ArithmeticRule, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
 from xcore.psl.explain import explain_targets, explanation_frame
 from xcore.psl.inference import MAPResult, map_inference
-from xcore.psl.ppll import learn_weight
 from xcore.psl.program import HingeProgram
 from xcore.psl.templates import is_alpha_explainable, rule_key
 from xcore.runtime import Progress, limited_threads
@@ -49,6 +48,14 @@ RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")
 def single_threaded_blas():
     """Deprecated alias of `xcore.runtime.limited_threads(1)` (kept so old imports keep working)."""
     return limited_threads(1)
+
+
+def learn_weight(*args, **kwargs):
+    """`xcore.psl.ppll.learn_weight`, imported on first use: it needs scipy.optimize and scipy.special,
+    which grounding and inference (the PSL command) do not."""
+    from xcore.psl.ppll import learn_weight as learn
+
+    return learn(*args, **kwargs)
 
 
 # ---------------------------------------------------------------------- data identity
@@ -154,14 +161,32 @@ class RuleForm:
     b: np.ndarray
     rows: np.ndarray
     n_ground: int
+    equality: bool = False
+    """Hard rows that must hold with equality (a hard arithmetic ``=`` rule)."""
+
+
+def hinge_form(g: GroundRules) -> bool:
+    """Whether a rule's rows come in two directions: a weighted arithmetic ``=`` (two hinges, as PSL)."""
+    return isinstance(g.rule, ArithmeticRule) and g.rule.relation == "=" and not g.rule.is_hard
+
+
+def hinge_rows(g: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """``(A, b, ground_row)``: every potential (or hard row) ``A y + b`` of one grounded rule;
+    a weighted arithmetic equality gives both ``e <= 0`` and ``-e <= 0`` for its expression e."""
+    A, b = g.linear_form(store)
+    A = sp.csr_matrix(A)
+    rows = np.arange(g.n)
+    if hinge_form(g):
+        A, b, rows = sp.vstack([A, -A], format="csr"), np.concatenate([b, -b]), np.concatenate([rows, rows])
+    return A, b, rows
 
 
 def rule_form(g: GroundRules, store: AtomStore) -> RuleForm:
     """The hinge block of one grounded rule, keeping only ground rules with a target atom."""
-    A, b = g.linear_form(store)
-    A = sp.csr_matrix(A)
+    A, b, rows = hinge_rows(g, store)
     keep = np.flatnonzero(np.diff(A.indptr) > 0)
-    return RuleForm(A[keep], b[keep], keep, g.n)
+    equality = isinstance(g.rule, ArithmeticRule) and g.rule.relation == "=" and g.rule.is_hard
+    return RuleForm(A[keep], b[keep], rows[keep], g.n, equality)
 
 
 def assemble_program(forms: Sequence[RuleForm], rules: Sequence[Rule], n_targets: int) -> HingeProgram:
@@ -182,7 +207,8 @@ def assemble_program(forms: Sequence[RuleForm], rules: Sequence[Rule], n_targets
     ridx = np.concatenate([np.full(len(forms[k].b), k) for k in soft]) if soft else np.zeros(0, int)
     if hard:
         C, d = stack(hard)
-        return HingeProgram(A, b, w, sq, C=C, d=d, rule_index=ridx)
+        eq = np.concatenate([np.full(len(forms[k].b), forms[k].equality) for k in hard])
+        return HingeProgram(A, b, w, sq, C=C, d=d, equality=eq, rule_index=ridx)
     return HingeProgram(A, b, w, sq, rule_index=ridx)
 
 
@@ -271,7 +297,7 @@ class PSLModel:
                 progress(0.0, f"grounding {len(todo)} rules for weight learning")
             gp = ground([self.rules[k] for k in todo], store, limit=self.limit)
             for i, (k, g) in enumerate(zip(todo, gp)):
-                A, b = g.linear_form(store)
+                A, b, _ = hinge_rows(g, store)
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
                     w = learn_weight(A, b, self.rules[k].squared, store.truth, w_max=w_max).weight
                 learned[k] = w
@@ -412,7 +438,8 @@ def _check_constant_hard_rows(g: GroundRules, store: AtomStore, form: RuleForm) 
     """A hard ground rule without targets must already hold; otherwise the evidence contradicts it."""
     A, b = g.linear_form(store)
     const = np.diff(sp.csr_matrix(A).indptr) == 0
-    bad = np.flatnonzero(const & (b > 1e-9))
+    violated = (np.abs(b) > 1e-9) if form.equality else (b > 1e-9)
+    bad = np.flatnonzero(const & violated)
     if len(bad):
         text = g.texts(store, bad[:1])[0]
         raise XcoreError(f"hard rule {g.rule.text()} is violated by the observations: {text}")

@@ -174,7 +174,8 @@ class ESMSSearch:
                  seed: int = 0, templates: Sequence[MetaTemplate] = DEFAULT_TEMPLATES,
                  always_priors: bool = False, squared: bool = True, inference: str = "auto",
                  w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: str = "thread",
-                 cache: SearchCache | None = None, counterparts: bool = False) -> None:
+                 cache: SearchCache | None = None, counterparts: bool = False,
+                 start_rules: Sequence[Rule] = ()) -> None:
         if not 0.0 <= gamma <= 1.0:
             raise XcoreError(f"gamma must be in [0, 1], got {gamma}")
         if iterations < 1 or rules_per_model < 0:
@@ -188,13 +189,16 @@ class ESMSSearch:
         self.templates, self.always_priors, self.squared = tuple(templates), always_priors, squared
         self.inference, self.w_max, self.ground_limit, self.executor = inference, w_max, ground_limit, executor
         self.counterparts = bool(counterparts)
+        self.start_rules = tuple(start_rules)
+        """A starting model (e.g. a PSL project's rules): one more candidate, scored with its own
+        weights and hard rules as written, kept when it beats every drawn model."""
         self.cache_ = cache if cache is not None else SearchCache()
 
     def get_params(self) -> dict:
         """Constructor arguments (sklearn style), without the cache."""
         keys = ("target", "gamma", "alpha", "rules_per_model", "iterations", "metric", "block", "n_jobs",
                 "seed", "templates", "always_priors", "squared", "inference", "w_max", "ground_limit",
-                "executor", "counterparts")
+                "executor", "counterparts", "start_rules")
         return {k: getattr(self, k) for k in keys}
 
     # ------------------------------------------------------------------ candidates
@@ -264,6 +268,12 @@ class ESMSSearch:
                 row_expl = rule_expl[prog.rule_index] if len(rules) else np.zeros(0, bool)
                 tasks.append((prog, truth, row_expl, self.inference, self.metric))
                 meta.append((c, rules, rule_expl))
+            if self.start_rules:
+                start = _Candidate(self.iterations, list(self.start_rules))
+                models.append(start)
+                tasks.append(self._start_task(start.rules, schema, valid_store, truth))
+                meta.append((start, start.rules, np.array([is_alpha_explainable(r, schema, self.alpha, self.block)
+                                                           for r in start.rules], dtype=bool)))
             results = _map_in_order(pool, _evaluate, tasks, lambda done: report(
                 0.6 + 0.4 * done / len(tasks), f"ESMS candidate {done}/{len(tasks)} evaluated"))
             for (c, rules, rule_expl), res in zip(meta, results):
@@ -291,8 +301,9 @@ class ESMSSearch:
         self.best_iteration_ = int(hist["iteration"].iloc[best_i])
         self.best_score_ = float(scores[best_i])
         best = models[best_i]
-        self.best_rules_ = [r.with_weight(weights[rule_key(r)]) for r in best.rules
-                            if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
+        self.best_rules_ = list(best.rules) if best.iteration == self.iterations and self.start_rules else \
+            [r.with_weight(weights[rule_key(r)]) for r in best.rules
+             if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
         self.skipped_rules_ = sorted({cache.failed[key] for key in cache.failed if key[0] in (train_fp, valid_fp)})
         model = PSLModel(self.best_rules_, inference=self.inference, alpha=self.alpha, block=self.block,
                          limit=self.ground_limit)
@@ -302,6 +313,14 @@ class ESMSSearch:
         self.seconds_ = time.perf_counter() - t_start
         report(1.0, f"ESMS done: best {self.metric} {self.best_score_:.4g} at iteration {self.best_iteration_}")
         return self
+
+    def _start_task(self, rules: list[Rule], schema, valid_store: AtomStore, truth: np.ndarray) -> tuple:
+        """The evaluation task of the starting model: its rules grounded on the validation data."""
+        gp = ground(rules, valid_store, limit=self.ground_limit)
+        prog = assemble_program([rule_form(g, valid_store) for g in gp], rules, valid_store.n_targets)
+        rule_expl = np.array([is_alpha_explainable(r, schema, self.alpha, self.block) for r in rules], dtype=bool)
+        row_expl = rule_expl[prog.rule_index] if len(prog.rule_index) else np.zeros(0, bool)
+        return (prog, truth, row_expl, self.inference, self.metric)
 
     def _prepare_rules(self, models: list[_Candidate], train_store: AtomStore, train_fp: str,
                        valid_store: AtomStore, valid_fp: str, report: Progress):

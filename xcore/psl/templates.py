@@ -30,7 +30,7 @@ share as the rule it mirrors) must *exceed* alpha; an empty body
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Sequence
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from xcore.data.schema import Schema
 from xcore.errors import SchemaError, XcoreError
-from xcore.logic.ast import Atom, Literal, Rule, Variable
+from xcore.logic.ast import ArithmeticRule, Atom, Comparison, Literal, Rule, Variable
 
 PRIOR_TEMPLATES: tuple[str, ...] = ("prior_false", "prior_true")
 """Names of the two prior templates (T pulled towards 0 and towards 1)."""
@@ -286,6 +286,9 @@ def rule_key(rule: Rule) -> str:
 
     Two rules with the same key have the same ground rules, so PPLL gives them the same weight.
     """
+    if isinstance(rule, ArithmeticRule):
+        core = replace(rule, weight=None, squared=False).text()
+        return core + ("" if rule.is_hard else " (weighted)") + (" ^2" if rule.squared else "")
     best = None
     body = rule.body
     perms = itertools.permutations(body) if len(body) <= 5 else [tuple(sorted(body, key=str))]
@@ -295,11 +298,22 @@ def rule_key(rule: Rule) -> str:
             for v in lit.atom.variables:
                 names.setdefault(v, f"V{len(names)}")
         text = " & ".join(_renamed(l, names) for l in perm) + " -> " + " | ".join(_renamed(l, names) for l in rule.head)
+        if rule.conditions:
+            text += " if " + " & ".join(sorted(_renamed_comparison(c, names) for c in rule.conditions))
         if best is None or text < best:
             best = text
     sq = " ^2" if rule.squared else ""
     hard = " ." if rule.is_hard else ""
     return f"{best}{sq}{hard}"
+
+
+def _renamed_comparison(c: Comparison, names: dict[Variable, str]) -> str:
+    def side(t) -> str:
+        return names.get(t, t.name) if isinstance(t, Variable) else t.text()
+    left, right = side(c.left), side(c.right)
+    if c.op != "%" and right < left:  # != and == are symmetric
+        left, right = right, left
+    return f"({left} {c.op} {right})"
 
 
 def _renamed(lit: Literal, names: dict[Variable, str]) -> str:

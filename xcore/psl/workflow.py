@@ -7,7 +7,7 @@ explanations and MEP@K; `apply_rules(run, text)` re-infers after rules are edite
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Sequence
 
 import numpy as np
@@ -50,6 +50,9 @@ class ESMSSettings(Settings):
     """Read absent atoms of the target's domain as 0 (needed when every truth value is 1)."""
     closed_world_limit: int = Field(200_000, ge=1)
     """Most negative atoms the closed-world reading may add (else a block predicate is needed)."""
+    project_rules: bool = False
+    """Also score the rules that came with the data (a PSL project's model) as a starting model:
+    one more candidate with its own weights and hard rules, kept when it scores best."""
 
     def search_kwargs(self) -> dict:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
@@ -112,6 +115,7 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
     """Split the labelled targets, search on train/validation, apply the best model to the test split."""
     report = progress or (lambda f, m: None)
     ds = with_explainable(ds, settings.explainable)
+    start = project_rules(ds) if settings.project_rules else []
     if settings.target not in ds.schema.names:
         raise XcoreError(f"target {settings.target!r} is not a predicate of {ds.name!r}")
     if settings.block is not None and settings.block not in ds.schema.names:
@@ -129,12 +133,20 @@ def run_esms(ds: RelationalDataset, settings: ESMSSettings, progress: Progress |
                          f"choose one of: {', '.join(candidate_targets(ds)) or 'none'}")
     train, valid, test = three_way_split(ds, settings.target, settings.valid_fraction,
                                          settings.test_fraction, settings.seed)
-    search = ESMSSearch(settings.target, **settings.search_kwargs())
+    search = ESMSSearch(settings.target, **settings.search_kwargs(), start_rules=start)
     search.fit(train, valid, progress=lambda f, m: report(0.9 * f, m))
     report(0.92, "applying the best model to the test split")
     run = _apply(settings, search, train, valid, test, search.best_rules_)
     report(1.0, "done")
     return run
+
+
+def project_rules(ds: RelationalDataset) -> list[Rule]:
+    """The rules that came with the data (e.g. a PSL project's model), parsed; an error if none."""
+    if not ds.rules:
+        raise XcoreError(f"{ds.name!r} carries no rules: load a PSL project (config or .data + .psl) "
+                         "to start from its model")
+    return parse_rules("\n".join(ds.rules), dialect="psl", source=f"rules of {ds.name}")
 
 
 def all_positive(ds: RelationalDataset, target: str) -> bool:
@@ -189,7 +201,8 @@ def _apply(settings: ESMSSettings, search: ESMSSearch, train, valid, test,
     keep = (predictions["predicate"] == settings.target).to_numpy()
     predictions = predictions[keep].reset_index(drop=True)
     explanations = model.explain_all()
-    explanations = ExplanationSet([e for e in explanations if e.target in set(predictions["atom"])],
+    shown = set(predictions["atom"])  # once, not once per explanation
+    explanations = ExplanationSet([e for e in explanations if e.target in shown],
                                   method=explanations.method, meta=explanations.meta)
     metrics = prediction_metrics(predictions["prediction"].to_numpy(), predictions["truth"].to_numpy(dtype=float))
     return ESMSRun(settings, search, train, valid, test, model, predictions, explanations, metrics)
@@ -219,8 +232,7 @@ def _keep_template_names(rules: Sequence[Rule], before: Sequence[Rule]) -> list[
     from xcore.psl.templates import rule_key
 
     names = {rule_key(r): r.name for r in before if r.name}
-    return [r if r.name or rule_key(r) not in names else
-            Rule(r.body, r.head, r.weight, r.squared, r.dialect, names[rule_key(r)]) for r in rules]
+    return [r if r.name or rule_key(r) not in names else replace(r, name=names[rule_key(r)]) for r in rules]
 
 
 def sweep(ds: RelationalDataset, settings: ESMSSettings, grid: Sequence[float] = DEFAULT_GAMMA_GRID,

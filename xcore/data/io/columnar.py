@@ -1,7 +1,8 @@
 """Columnar reading of delimited text with pyarrow.csv: records, 1-based line numbers, no per-row Python.
 
-`read_records` is the one reader of delimited files (triples, long CSV, tables; PSL files later):
-it checks the bytes like `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
+`read_records` is the one reader of delimited files (triples, long CSV, tables); `read_ragged` reads
+unquoted files whose records may differ in width (PSL predicate files: arguments, optional value).
+`read_records` checks the bytes like `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
 file), skips blank records exactly as `split_records` does (lines that are empty, whitespace
 only, or whose every field is blank), and returns string columns plus each record's line.
 Text without a double quote is read unquoted by pyarrow (fields never span lines, so line
@@ -168,28 +169,6 @@ def _encoded(column: pa.ChunkedArray, trim: bool) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)
 
 
-_SPACE_LEADS = b" \x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
-_NOT_SPACE_LEADS = bytes(b for b in range(256) if bytes([b]) not in _SPACE_LEADS + b"\t")
-
-
-def _no_space(data: bytes, sep: str) -> bool:
-    """Whether no field of `data` can start or end with whitespace, so nothing needs stripping.
-
-    Looks for ASCII spaces, the C1/Latin-1 ones and the leading bytes of the other Unicode spaces
-    (U+1680, U+2000-U+205F, U+3000): one C pass keeps the bytes that may start one (a regex
-    over 50 MiB took 1.4 s), then the multi-byte ones are looked for only if such bytes exist.
-    """
-    leads = data.translate(None, _NOT_SPACE_LEADS)
-    if sep == "\t":
-        leads = leads.replace(b"\t", b"")
-    if not leads:
-        return True
-    if leads.strip(b"\xc2\xe1\xe2\xe3"):
-        return False
-    return not any(n in data for n in (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80",
-                                       b"\xe2\x81\x9f", b"\xe3\x80\x80"))
-
-
 def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> Records:
     nonempty = _line_numbers(data)
     header, header_line = _first_record(data, sep)
@@ -228,7 +207,7 @@ def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> R
     lines = np.delete(nonempty, skipped) if skipped else nonempty
     columns = [table.column(j) for j in range(width)]
     del table
-    trim = not _no_space(data, sep)
+    trim = _has_spaces(data, sep)
     if encoded:  # one column at a time, so only one column's codes are ever held twice
         records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
         POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
@@ -292,3 +271,75 @@ def _from_rows(rows: list[list[str]], lines: np.ndarray) -> Records:
 def _short(text: str, n: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 3] + "..."
+
+
+@dataclass
+class RaggedRecords:
+    """Non-blank lines of unquoted delimited text split into fields; records may differ in width."""
+
+    fields: pa.Array
+    """Every field of every record, in order, stripped of surrounding whitespace (large_string)."""
+    starts: np.ndarray
+    """(n + 1,) int64: record i's fields are ``fields[starts[i]:starts[i + 1]]``."""
+    lines: np.ndarray
+    """1-based line of each record (int64)."""
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of fields of each record."""
+        return np.diff(self.starts)
+
+    def field(self, j: int, rows: np.ndarray | None = None) -> pa.Array:
+        """Field `j` of every record (or of the records `rows`; each must have more than j fields)."""
+        at = self.starts[:-1] + j if rows is None else self.starts[:-1][rows] + j
+        return self.fields.take(pa.array(at))
+
+
+def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
+    """Unquoted delimited text as ragged records (PSL predicate files: arguments, optional value).
+
+    The same checks as `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
+    file); lines holding only whitespace are skipped as `split_records` skips them; quotes are
+    ordinary characters. All in Arrow kernels: no Python string per line or field.
+    """
+    decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
+    data = _normalised(data)
+    spaces = _has_spaces(data, sep)
+    text = pa.array([data], pa.large_binary()).cast(pa.large_string(), safe=False)
+    lines = pc.split_pattern(text, "\n").flatten()
+    del text
+    if spaces:
+        blank = pc.equal(pc.utf8_trim(lines, WHITESPACE, memory_pool=POOL), "", memory_pool=POOL)
+    else:  # without any whitespace but the separator, a blank line is an empty one or separators only
+        blank = pc.equal(pc.utf8_trim(lines, sep, memory_pool=POOL), "", memory_pool=POOL) \
+            if sep in WHITESPACE else pc.equal(pc.utf8_length(lines), 0)
+    keep = pc.invert(blank).to_numpy(zero_copy_only=False)
+    numbers = np.flatnonzero(keep).astype(np.int64) + 1
+    lines = lines.filter(pa.array(keep))
+    split = pc.split_pattern(lines, sep, memory_pool=POOL)
+    del lines
+    offsets = split.offsets.to_numpy().astype(np.int64)
+    flat = split.flatten()
+    if spaces:
+        flat = pc.utf8_trim(flat, WHITESPACE, memory_pool=POOL)
+    return RaggedRecords(flat, offsets - offsets[0], numbers)
+
+
+_SPACE_LEADS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
+_NOT_SPACE_LEADS = bytes(b for b in range(256) if b not in _SPACE_LEADS)
+
+
+def _has_spaces(data: bytes, sep: str) -> bool:
+    """Whether `data` may hold whitespace other than `sep` and line breaks (then fields need
+    stripping): ASCII whitespace bytes, or one of the Unicode spaces (U+0085, U+00A0, U+1680,
+    U+2000.., U+3000). One C pass keeps the bytes that may start one (a regex over 50 MiB took
+    1.4 s); the multi-byte ones are looked for only when such lead bytes occur."""
+    leads = data.translate(None, _NOT_SPACE_LEADS)
+    if len(sep.encode()) == 1:
+        leads = leads.replace(sep.encode(), b"")
+    if not leads:
+        return False
+    if leads.strip(b"\xc2\xe1\xe2\xe3"):
+        return True
+    return any(n in data for n in (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80",
+                                   b"\xe2\x81\x9f", b"\xe3\x80\x80"))

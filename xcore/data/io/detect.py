@@ -1,8 +1,12 @@
 """One entry point, `load`: detect the format of a path, folder, upload or zip and load it.
 
-Formats (the `fmt` names): ``psl`` (manifest + tab files), ``long_csv``, ``prolog``,
+Formats (the `fmt` names): ``psl`` (manifest + tab files), ``psl_project`` (a PSL project:
+JSON config, or ``.data`` + ``.psl``; see `xcore.data.io.psl_project`), ``long_csv``, ``prolog``,
 ``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
-long CSV with that schema when the only data file is one); ``.b``/``.f``/``.n``/``.pl`` files
+long CSV with that schema when the only data file is one); a PSL config (a ``.json``/``.yaml``
+with ``rules`` and ``Name/arity`` predicates) or a ``.data`` YAML starting ``predicates:`` means
+a PSL project (a project on disk is read from disk, so its paths may leave its folder; options
+``split`` = infer|learn, ``config``, ``model``); ``.b``/``.f``/``.n``/``.pl`` files
 mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
 ``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
 tab-separated fields are triples ("first line" and "header": the first non-blank line after
@@ -27,14 +31,17 @@ from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
 from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
 from xcore.data.io.prolog import ROLES, prolog_from_files
 from xcore.data.io.psl_folder import is_psl_data_file, psl_from_files
+from xcore.data.io.psl_project import (CONFIG_SUFFIXES, ProjectFiles, find_configs, looks_like_config,
+                                       project_from_files, read_project)
 from xcore.data.io.tabular import tabular_from_bytes
 from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
 from xcore.errors import DataError
 
-FORMATS = ("psl", "long_csv", "prolog", "triples", "tabular", "zip")
-KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", *ROLES)
+FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "zip")
+KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", ".psl", *ROLES)
 OPTIONS = {
     "psl": set(),
+    "psl_project": {"split", "config", "model"},
     "long_csv": {"schema"},
     "prolog": set(),
     "triples": {"roles", "default_role"},
@@ -55,6 +62,8 @@ def load(source: Source, name: str | None = None, fmt: str = "auto", *,
     """
     if fmt != "auto" and fmt not in FORMATS:
         raise DataError(f"unknown format {fmt!r}; use auto or one of {', '.join(FORMATS)}")
+    if _is_disk_project(source, fmt):
+        return _load_project(source, None, name, limits, options)
     if isinstance(source, (str, os.PathLike)) and Path(source).is_file() \
             and basename(str(source)).lower() in MANIFEST_NAMES:
         source = Path(source).parent
@@ -63,10 +72,11 @@ def load(source: Source, name: str | None = None, fmt: str = "auto", *,
     if not files:
         raise DataError(f"no data files found (looked for {', '.join(KNOWN_SUFFIXES)})",
                         file=str(source) if isinstance(source, (str, os.PathLike)) else label)
-    if fmt == "zip" or (fmt == "auto" and len(files) == 1 and _is_zip_file(*next(iter(files.items())))):
+    if fmt == "zip" or (len(files) == 1 and _is_zip_file(*next(iter(files.items())))):
         if len(files) != 1:
             raise DataError("expected a single zip file", file=label)
-        return load_zip(next(iter(files.items())), name, limits=limits, **options)
+        inner = "auto" if fmt == "zip" else fmt  # a zip of the named format
+        return load_zip(next(iter(files.items())), name, inner, limits=limits, **options)
     return load_files(files, fmt, name, default_name=label, limits=limits, **options)
 
 
@@ -79,6 +89,42 @@ def load_zip(source: ZipSource, name: str | None = None, fmt: str = "auto", *,
     zip_name, data = zip_bytes(source, limits)
     files = read_zip(data, zip_name, limits)
     return load_files(files, fmt, name, default_name=stem(zip_name), limits=limits, **options)
+
+
+def _is_disk_project(source: Source, fmt: str) -> bool:
+    """A PSL project on disk (a config or .data file, or a folder holding one and no manifest):
+    read from disk so that its relative paths may leave the folder, as PSL allows."""
+    if fmt not in ("auto", "psl_project") or not isinstance(source, (str, os.PathLike)):
+        return False
+    path = Path(source)
+    if path.is_file():
+        if suffix(path.name) not in CONFIG_SUFFIXES:
+            return False
+        with open(path, "rb") as fh:
+            return fmt == "psl_project" or looks_like_config(fh.read(65536), path.name)
+    if not path.is_dir() or any(next(path.rglob(n), None) for n in MANIFEST_NAMES):
+        return False
+    return fmt == "psl_project" or any(
+        looks_like_config(f.open("rb").read(65536), f.name)
+        for f in path.rglob("*") if f.is_file() and suffix(f.name) in CONFIG_SUFFIXES)
+
+
+def _load_project(source: Source, files: FileSet | None, name: str | None, limits: Limits | None,
+                  options: dict) -> RelationalDataset:
+    extra = set(options) - OPTIONS["psl_project"]
+    if extra:
+        raise DataError(f"option(s) {', '.join(sorted(extra))} do not apply to a PSL project; it accepts "
+                        f"{', '.join(sorted(OPTIONS['psl_project']))}")
+    split = options.get("split", "infer")
+    if files is None:
+        project = read_project(source, config=options.get("config"), model=options.get("model"), limits=limits)
+    else:
+        project = project_from_files(files, ProjectFiles(files, disk=False, limits=limits),
+                                     config=options.get("config"), model=options.get("model"))
+    ds = project.dataset(split, limits)
+    if name:
+        ds.name = name
+    return ds
 
 
 def _is_zip_file(file: str, data: bytes) -> bool:
@@ -96,6 +142,8 @@ def detect_format(files: FileSet) -> str:
                 and looks_like_long_csv(files[tables[0]]):
             return "long_csv"
         return "psl"
+    if find_configs(names, files.__getitem__):
+        return "psl_project"
     if any(suffix(n) in ROLES for n in names):
         return "prolog"
     if tables:
@@ -147,6 +195,8 @@ def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str
                         f"{fmt} accepts {', '.join(sorted(OPTIONS[fmt])) or 'no options'}")
     if fmt == "psl":
         return psl_from_files(files, name, default_name, limits)
+    if fmt == "psl_project":
+        return _load_project(files, files, name, limits, options)
     if fmt == "prolog":
         return prolog_from_files({k: v for k, v in files.items() if suffix(k) in ROLES},
                                  name or default_name, limits)

@@ -120,6 +120,11 @@ class _NoMergeLoader(yaml.SafeLoader):
         super().flatten_mapping(node)
 
 
+def parse_yaml(text: str, file: str) -> Any:
+    """Safe YAML (no merge keys, no tags); errors raise DataError naming `file` and the line."""
+    return _parse_yaml(text, file)
+
+
 def _parse_yaml(text: str, file: str) -> Any:
     try:
         return yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass

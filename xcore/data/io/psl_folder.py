@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import (FileSet, Source, basename, decode_text, field_counts, read_source,
-                                 source_label, split_records, stem, suffix)
+from xcore.data.io.columnar import read_ragged, strings
+from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.manifest import find_manifest, parse_manifest, write_manifest
 from xcore.data.io.writers import check_constants, join_columns, value_text, write_lines
@@ -78,21 +80,44 @@ def psl_from_files(files: FileSet, name: str | None, default_name: str,
 
 
 def read_psl_file(data: bytes, file: str, p: Predicate) -> pd.DataFrame:
-    """Atoms of one tab-separated file: `arity` arguments then an optional truth value."""
-    rows, lines = split_records(decode_text(data, file), file, "\t", quoted=False)
-    counts = field_counts(rows)
+    """Atoms of one tab-separated file: `arity` arguments then an optional truth value.
+
+    Read columnar (`read_ragged`): arguments become Arrow-backed ``str`` columns and values
+    float64 when every given value is a plain number (otherwise the raw text, which the dataset's
+    validation reports with file and line).
+    """
+    rec = read_ragged(data, file, "\t")
+    counts = rec.counts
     k = p.arity
     bad = (counts != k) & (counts != k + 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(f"{p.name} has arity {k}: expected {k} tab-separated arguments and an "
-                        f"optional truth value, found {counts[i]} fields", file=file, line=int(lines[i]))
-    if (counts == k + 1).any() and (counts == k).any():
-        rows = [r if len(r) > k else [*r, ""] for r in rows]
-    frame = pd.DataFrame(rows, dtype=object)
-    args = [frame[i].str.strip() for i in range(k)]
-    values = frame[k].str.strip().to_numpy(dtype=object) if k in frame.columns else None
-    return atom_frame(args, values, file, lines)
+                        f"optional truth value, found {counts[i]} fields", file=file, line=int(rec.lines[i]))
+    args = [strings(rec.field(j)) for j in range(k)]
+    has = counts == k + 1
+    values = None
+    if has.any():
+        given = rec.field(k, np.flatnonzero(has)) if not has.all() else rec.field(k)
+        values = _values(given, has)
+    return atom_frame(args, values, file, rec.lines)
+
+
+def _values(given: pa.Array, has: np.ndarray) -> np.ndarray:
+    """Truth values as float64 (NaN where a row has none), or the raw text (with "" where a row has
+    none) when some value is not a plain number, so that validation names it as before."""
+    try:
+        parsed = pc.cast(pc.if_else(pc.equal(given, ""), pa.scalar(None, given.type), given), pa.float64())
+        numbers = parsed.to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        numbers = None
+    if numbers is not None and not np.isnan(numbers[pc.not_equal(given, "").to_numpy(zero_copy_only=False)]).any():
+        out = np.full(len(has), np.nan)
+        out[has] = numbers
+        return out
+    text = np.full(len(has), "", dtype=object)
+    text[has] = given.to_numpy(zero_copy_only=False)
+    return text
 
 
 def write_psl_folder(ds: RelationalDataset, path: str | os.PathLike) -> Path:
