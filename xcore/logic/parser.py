@@ -14,7 +14,8 @@ PSL::
   ``>>`` for ``->``, ``head << body``, ``&&``, ``||``; parentheses group literals. Also::
 
     1.0: Lived(P1, L) & Lived(P2, L) & (P1 != P2) -> Knows(P1, P2) ^2   # term comparisons:
-                                                  # (A != B), (A == B), (A % B); bare A != B too
+                                                  # (A != B), (A == B), (A % B); bare A != B too;
+                                                  # PSL's older (A - B) for != and (A ^ B) for %
     Knows(P1, P2) = Knows(P2, P1) .               # arithmetic rules: linear (in)equalities
     2.0: A(X) + 0.5 * B(X) <= 1 ^2                # over atoms with coefficients (=, <=, >=),
     1.0: 2 A(X) - B(X) / 4 >= -1                  # weighted or hard (`ArithmeticRule`)
@@ -70,6 +71,8 @@ _SYMBOLS: tuple[str, ...] = ("<=>", "->", "=>", ">>", "<<", "<-", "<=", ">=", "=
 _SYMBOL_KINDS = {"&&": "&", "||": "|", ">>": "->", "<-": "<<"}
 """PSL's alternative spellings, read as the same token kind (the text keeps the spelling)."""
 _COMPARISON_KINDS = ("!=", "==", "%")
+_COMPARISON_ALIASES = {"-": "!=", "^": "%"}
+"""PSL's grammar (PSL.g4 `notEqual`, `nonSymmetric`) also writes ``A - B`` for ``A != B`` and ``A ^ B`` for ``A % B``."""
 _RELATION_KINDS = ("<=", ">=", "=")
 _PSL_ONLY_KINDS = frozenset({"<<", "!=", "==", "<=", ">=", "=", "+", "*", "/", "%", "{"})
 _NUMBER_RE = re.compile(r"-?(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -458,6 +461,8 @@ class _Parser:
         self.item(items, joins)
         while (kind := self._connective(self.tok)) is not None:
             conn = self.advance()
+            if self.dialect == "psl" and conn.kind in ("&", "|") and self.tok.kind == conn.kind:
+                self.advance()  # PSL's grammar reads `& &` (split across lines) as one `&&`
             if self.dialect == "mln" and conn.kind == "^" and self.tok.kind == NUMBER:
                 raise self.fail("'^' followed by a number is PSL's exponent; in Markov logic '^' means 'and'", conn)
             if not self._is_item_start(self.tok):
@@ -503,16 +508,20 @@ class _Parser:
         items.append((self.literal(), start))
 
     def _comparison_ahead(self, pos: int) -> bool:
-        """Whether tokens at `pos` read ``term op term`` (op: !=, ==, %)."""
-        a = self.tokens[min(pos, len(self.tokens) - 1)]
-        op = self.tokens[min(pos + 1, len(self.tokens) - 1)]
-        return a.kind in (IDENT, STRING, NUMBER) and op.kind in _COMPARISON_KINDS
+        """Whether tokens at `pos` read ``term op term`` (op: !=, ==, %, or PSL's older '-' and '^')."""
+        a, op, b, after = (self.tokens[min(pos + k, len(self.tokens) - 1)] for k in range(4))
+        if a.kind not in (IDENT, STRING, NUMBER):
+            return False
+        if op.kind in _COMPARISON_KINDS:
+            return True
+        # PSL's grammar also spells != as '-' and % as '^': `(A1 - A2)`, `(A ^ B)`.
+        return op.kind in _COMPARISON_ALIASES and b.kind in (IDENT, STRING, NUMBER) and after.kind != "("
 
     def comparison(self, negated: bool, start: Token) -> Comparison:
         left = self.term()
         op = self.advance()
         right = self.term()
-        kind = op.kind
+        kind = _COMPARISON_ALIASES.get(op.kind, op.kind)
         if negated:
             if kind == "%":
                 raise self.fail("a negated '%' comparison is not supported", start)

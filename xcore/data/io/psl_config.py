@@ -226,13 +226,11 @@ def parse_data_file(data: bytes, file: str, split_key: str = "all",
     for key, value in doc["predicates"].items():
         key = str(key)
         line = _line_of(text, key)
-        if not isinstance(value, str) or value.strip().lower() not in ("open", "closed"):
-            raise DataError(f"predicate {key!r}: write 'open' or 'closed', got {value!r}", file=file, line=line)
+        is_open, details = _data_predicate(key, value, file, line)
         if "/" not in key:
             raise DataError(f"predicate {key!r}: write the arity after the slash ('Name/2')", file=file, line=line)
-        name, arity = _name_and_arity(key, {}, file, line)
-        spec = PredicateSpec(name=name, arity=arity, file=file, line=line,
-                             declared_open=value.strip().lower() == "open")
+        name, arity = _name_and_arity(key, details, file, line)
+        spec = PredicateSpec(name=name, arity=arity, file=file, line=line, declared_open=is_open)
         if name.upper() in local:
             raise DataError(f"predicate {name} declared twice (PSL names ignore case)", file=file, line=line)
         local[name.upper()] = spec
@@ -251,6 +249,32 @@ def parse_data_file(data: bytes, file: str, split_key: str = "all",
     for spec in local.values():
         _declare(preds, spec)
     return preds
+
+
+def _data_predicate(key: str, value: Any, file: str, line: int | None) -> tuple[bool, dict]:
+    """Open or closed, and the details (``types``), of a ``.data`` predicate entry.
+
+    PSL reads ``Name/2: open`` or a list such as ``[closed, block, {types: [UniqueIntID, ...]}]``
+    (``block`` marks a blocking predicate, which is closed; it changes nothing else here).
+    """
+    items = value if isinstance(value, list) else [value]
+    states: list[str] = []
+    details: dict = {}
+    for item in items:
+        if isinstance(item, str) and item.strip().lower() in ("open", "closed", "block"):
+            states.append(item.strip().lower())
+        elif isinstance(item, dict) and set(map(str, item)) <= {"types"}:
+            details.update({str(k): v for k, v in item.items()})
+        else:
+            raise DataError(f"predicate {key!r}: expected 'open', 'closed', 'block' or 'types: [...]', got "
+                            f"{item!r}", file=file, line=line)
+    kinds = {s for s in states if s != "block"}
+    if len(kinds) != 1:
+        raise DataError(f"predicate {key!r}: write exactly one of 'open' or 'closed', got {value!r}",
+                        file=file, line=line)
+    if "open" in kinds and "block" in states:
+        raise DataError(f"predicate {key!r}: a blocking predicate must be closed", file=file, line=line)
+    return kinds == {"open"}, details
 
 
 def _data_partition(section: str, body: Any, split: str, preds: dict[str, PredicateSpec], text: str,
@@ -280,15 +304,58 @@ def _data_partition(section: str, body: Any, split: str, preds: dict[str, Predic
 
 
 def parse_rule_file(data: bytes, file: str) -> list[RuleSpec]:
-    """One rule per non-blank line of a ``.psl`` file (``#``, ``//`` and ``/* */`` comments skipped)."""
+    """The rules of a ``.psl`` file (``#``, ``//`` and ``/* */`` comments skipped).
+
+    PSL's grammar treats line breaks as spaces, so a rule may span lines: a line continues the
+    rule above while that rule has unclosed brackets or ends in a connective, or when the line
+    starts with one (``&``, ``->``, ``^2``, ``{X: ...}``, ...). Each rule keeps its first line.
+    """
     text = decode_text(data, file, allow_empty=True)
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), text, flags=re.S)
-    out = []
+    out: list[RuleSpec] = []
+    pending: list[str] = []
+    first = 0
     for i, line in enumerate(text.split("\n")):
-        body = re.sub(r"(#|//).*$", "", line) if "'" not in line and '"' not in line else line
-        if body.strip():
-            out.append(RuleSpec(text=line, file=file, line=i + 1))
+        body = _strip_rule_comment(line).strip()
+        if not body:
+            continue
+        if pending and (_rule_continues(" ".join(pending)) or body.startswith(_CONTINUATION_STARTS)):
+            pending.append(body)
+            continue
+        if pending:
+            out.append(RuleSpec(text=" ".join(pending), file=file, line=first))
+        pending, first = [body], i + 1
+    if pending:
+        out.append(RuleSpec(text=" ".join(pending), file=file, line=first))
     return out
+
+
+_CONTINUATION_STARTS = ("&", "|", "->", ">>", "<<", "<-", "^", "{", "}", ".", ")", ",", "=", "<=", ">=", "+",
+                        "*", "/", "%")
+"""A rule-file line starting with one of these continues the rule above it."""
+_CONTINUATION_ENDS = ("&", "|", "->", ">>", "<<", "<-", "(", ",", ":", "=", "<=", ">=", "+", "-", "*", "/",
+                      "!", "~", "%", "^", "{")
+"""A rule ending in one of these is unfinished: the next line continues it."""
+
+
+def _rule_continues(rule: str) -> bool:
+    """Whether the rule text so far is unfinished (open brackets, or a trailing connective)."""
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "''", rule)
+    depth = sum(unquoted.count(c) for c in "([{") - sum(unquoted.count(c) for c in ")]}")
+    return depth > 0 or unquoted.rstrip().endswith(_CONTINUATION_ENDS)
+
+
+def _strip_rule_comment(line: str) -> str:
+    """`line` without its ``#`` or ``//`` comment (quoted text kept)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" or line.startswith("//", i):
+            return line[:i]
+    return line
 
 
 # ---------------------------------------------------------------------- finding and loading projects

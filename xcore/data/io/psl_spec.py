@@ -176,9 +176,24 @@ class PSLProject:
                 for ref in refs:
                     if ref.row is None:
                         add(parts, pred.name, part, _read_file(ref, pred, key, reader))
+        self._check_latent(split, rules)
         ds = build_dataset(preds, parts, self.name)
         ds.rules = tuple(r.text("psl") for r in rules)
         return ds
+
+    def _check_latent(self, split: str, rules: list) -> None:
+        """Refuse open predicates a rule uses that have no atoms at all in the split (latent ones).
+
+        Their atoms would count as 0 everywhere, a silently different model; PSL itself asks for
+        them as targets ("RandomVariableAtoms ... not explicitly specified in the targets").
+        """
+        used = {p for r in rules for p in r.predicates}
+        for spec in self.predicates.values():
+            if spec.name in used and spec.is_open(split) and not any(
+                    spec.refs(part, split) for part in ("obs", "targets")):
+                raise DataError(f"predicate {spec.name} is open and used by the rules but has no targets or "
+                                f"observations in the {split} split: list its atoms as targets (latent "
+                                f"predicates without targets are not supported)", file=spec.file, line=spec.line)
 
 
 def _check_split(split: str) -> None:
