@@ -9,7 +9,7 @@ from typing import Callable, TypeVar
 
 import streamlit as st
 
-from xcore.data import RelationalDataset
+from xcore.data import RelationalDataset, load
 from xcore.errors import XcoreError
 
 T = TypeVar("T")
@@ -37,6 +37,18 @@ def app_query_params():
     """`st.query_params`, read under app.py's navigation (see `ensure_app_navigation`)."""
     ensure_app_navigation()
     return st.query_params
+
+
+@st.cache_resource(show_spinner="Reading upload…", max_entries=8)
+def cached_upload(filename: str, data: bytes) -> RelationalDataset:
+    """Uploads are parsed once per distinct name and content (Streamlit hashes the bytes).
+
+    A resource cache, not ``st.cache_data``: that one pickles the dataset into the cache and
+    unpickles a copy per use, which took the server from ~0.5 to ~1.1 GB for a 47 MB table
+    (``bench/loaders.py``, app rows). Datasets are not changed in place (`with_flags` copies), so
+    sessions can share one.
+    """
+    return load((filename, data))
 
 
 def get_dataset() -> RelationalDataset | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import dataset_source, get_dataset, guarded, set_dataset
-from xcore.data import RelationalDataset, load
+from pages.common import cached_upload, dataset_source, get_dataset, guarded, set_dataset
+from xcore.data import RelationalDataset
 from xcore.data.samples import list_samples, load_sample
 from xcore.viz import predicate_graph_figure, value_histogram_figure
 
@@ -16,12 +16,6 @@ UPLOAD_TYPES = ["zip", "csv", "tsv", "txt", "pl", "b", "f", "n", "json", "yaml",
 def cached_sample(name: str) -> RelationalDataset:
     """Bundled samples are loaded once per server process."""
     return load_sample(name)
-
-
-@st.cache_data(show_spinner="Reading upload…", max_entries=8)
-def cached_upload(filename: str, data: bytes) -> RelationalDataset:
-    """Uploads are parsed once per distinct name and content (Streamlit hashes the bytes)."""
-    return load((filename, data))
 
 
 def choose_data() -> None:

@@ -30,7 +30,8 @@ def empty_table(arity: int) -> pd.DataFrame:
 class RelationalDataset:
     """A schema of predicates and, per predicate, observed, target and truth atom tables.
 
-    Each table has argument columns ``a0..a{k-1}`` (strings) and a ``value`` column in [0, 1]
+    Each table has argument columns ``a0..a{k-1}`` (strings, or categoricals of strings: the
+    tabular loader keeps them categorical, a code per atom) and a ``value`` column in [0, 1]
     (targets may have NaN: no initial value). Construction validates everything and raises
     `DataError` naming file and line (from ``_file``/``_line`` columns when a loader gave them).
     """
@@ -59,18 +60,19 @@ class RelationalDataset:
         Runs and caches are keyed by it, so two uploads with one file name but other content, or one
         dataset before and after a flag is changed, never share a result.
         """
-        h = hashlib.sha256(b"xcore.dataset.v1|")
+        h = hashlib.sha256(b"xcore.dataset.v2|")
+        memo: dict = {}
         for p in self.schema:
             h.update(repr((p.name, p.arity, p.types, p.closed, p.explainable, p.template)).encode())
             for part in PARTITIONS:
                 t = self.tables[p.name][part]
                 h.update(f"{part}:{len(t)}|".encode())
-                if len(t):
-                    cols = [c for c in t.columns if c not in PROVENANCE_COLUMNS]
-                    h.update(pd.util.hash_pandas_object(t[cols], index=False).to_numpy().tobytes())
+                for c in (c for c in t.columns if c not in PROVENANCE_COLUMNS) if len(t) else ():
+                    h.update(f"{c}|".encode() + _row_hashes(t[c], memo).tobytes())
         if self.tabular is not None:
             h.update(f"tabular:{self.label}|{list(map(str, self.tabular.columns))}|{len(self.tabular)}".encode())
-            h.update(pd.util.hash_pandas_object(self.tabular.astype(str), index=False).to_numpy().tobytes())
+            for c in self.tabular.columns:
+                h.update(_row_hashes(self.tabular[c], memo).tobytes())
         if self.rules:
             h.update(("rules:" + "\n".join(self.rules)).encode())
         return h.hexdigest()[:32]
@@ -163,7 +165,7 @@ class RelationalDataset:
 
     def preview(self, pred: str, n: int = 20) -> pd.DataFrame:
         """The first `n` atoms of each partition of a predicate, with a `partition` column."""
-        frames = [self.table(pred, part).head(n).assign(partition=part) for part in PARTITIONS]
+        frames = [_plain(self.table(pred, part).head(n)).assign(partition=part) for part in PARTITIONS]
         return pd.concat(frames, ignore_index=True)
 
     def long_frame(self) -> pd.DataFrame:
@@ -228,6 +230,29 @@ class RelationalDataset:
                                  name=self.name, description=self.description)
 
 
+def _row_hashes(column: pd.Series, memo: dict) -> np.ndarray:
+    """One uint64 per row, equal for equal values whether the column holds strings or categories.
+
+    A categorical's categories are hashed once per categories object (`memo`; every table of a
+    loaded table shares its row constants), then looked up by code: pandas would hash them again
+    for each table, which took seconds for a million rows.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype) and not column.isna().any():
+        categories = column.cat.categories
+        if id(categories) not in memo:  # the index is kept in memo, so its id stays its own
+            memo[id(categories)] = (categories, pd.util.hash_pandas_object(
+                pd.Series(categories, copy=False), index=False).to_numpy())
+        return memo[id(categories)][1][column.array.codes]
+    return pd.util.hash_pandas_object(column, index=False).to_numpy()
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """A few rows with categorical columns as plain values (concatenating categoricals with other
+    categories would first unite every category: a million row names for a 50-row preview)."""
+    cats = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    return frame.assign(**{c: np.asarray(frame[c].array, dtype=object) for c in cats}) if cats else frame
+
+
 # ---------------------------------------------------------------------- validation
 def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataFrame]]) -> dict:
     """Check every table against the schema and return clean copies (no provenance columns)."""
@@ -239,13 +264,14 @@ def _normalise_tables(schema: Schema, tables: Mapping[str, Mapping[str, pd.DataF
             file = _first_file(tables[pred])
             raise DataError(f"unknown predicate {pred!r} (not declared in the schema)", file=file)
     out: dict[str, dict[str, pd.DataFrame]] = {}
+    shared: dict = {}  # columns and checks shared between tables (see _constant)
     for p in schema:
         given = tables.get(p.name, {})
         for part in given:
             if part not in PARTITIONS:
                 raise DataError(f"predicate {p.name}: unknown partition {part!r}",
                                 file=_first_file({part: given[part]}))
-        parts = {part: _clean_table(p, part, given.get(part)) for part in PARTITIONS}
+        parts = {part: _clean_table(p, part, given.get(part), shared) for part in PARTITIONS}
         _check_target_not_observed(p, parts)
         out[p.name] = {part: t.drop(columns=list(PROVENANCE_COLUMNS), errors="ignore")
                        for part, t in parts.items()}
@@ -266,7 +292,14 @@ def _where(df: pd.DataFrame, idx: int, p: Predicate, part: str) -> tuple[str, in
     return f"{p.name}/{part}", idx + 1
 
 
-def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFrame:
+def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None,
+                 shared: dict | None = None) -> pd.DataFrame:
+    """A validated copy of one atom table (arguments, value, provenance), duplicates dropped.
+
+    Categorical argument columns (string categories) stay categorical: their checks run on the
+    categories and codes, so a table-shaped dataset with millions of atoms is never a string per
+    cell. `shared` (one per dataset) lets tables share default value columns and checks.
+    """
     if df is None:
         return empty_table(p.arity)
     if not isinstance(df, pd.DataFrame):
@@ -279,34 +312,25 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
         raise DataError(
             f"predicate {p.name} has arity {p.arity} but its {part} table has argument columns "
             f"{arg_like}", file=file, line=line)
-    args = df[cols].copy()
-    for c in cols:
-        nulls = args[c].isna().to_numpy()
-        if nulls.any():
-            file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
-            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
-        args[c] = args[c].astype(str)
-        blank = ((args[c].str.len() == 0) | args[c].str.isspace()).to_numpy(dtype=bool)  # no copies
-        if blank.any():
-            file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
-            raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    args = {c: _clean_argument(df, c, p, part, shared) for c in cols}
     default = np.nan if part == "targets" else 1.0
     if "value" in df.columns:
         raw = df["value"]
         if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
             values = raw.astype("float64")  # already numbers (columnar loaders): nothing to parse
-            bad = np.zeros(len(raw), dtype=bool)
+            bad = np.zeros(0, dtype=np.int64)
         else:
             values = pd.to_numeric(raw, errors="coerce").astype("float64")
-            bad = values.isna().to_numpy() & raw.notna().to_numpy() & (raw.astype(str).str.strip() != "").to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+            unread = np.flatnonzero(values.isna().to_numpy() & raw.notna().to_numpy())  # blank text reads as none
+            bad = unread[(raw.iloc[unread].astype(str).str.strip() != "").to_numpy()]
+        if len(bad):
+            i = int(bad[0])
             file, line = _where(df, i, p, part)
             raise DataError(f"{p.name}: truth value {raw.iloc[i]!r} is not a number", file=file, line=line)
-        values = values.fillna(default) if part != "targets" else values
+        value_col = (values.fillna(default) if part != "targets" else values).to_numpy()
     else:
-        values = pd.Series(np.full(len(df), default), dtype="float64")
-    v = values.to_numpy()
+        value_col = _constant(len(df), default, shared)
+    v = np.asarray(value_col)
     out_of_range = ~np.isnan(v) & ((v < 0.0) | (v > 1.0))
     if part != "targets":
         out_of_range |= np.isnan(v)
@@ -314,15 +338,15 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
         i = int(np.flatnonzero(out_of_range)[0])
         file, line = _where(df, i, p, part)
         raise DataError(f"{p.name}: truth value {v[i]} is outside [0, 1]", file=file, line=line)
-    clean = args.assign(value=v)
-    clean["_file"], clean["_line"] = _provenance(df, p, part)
-    if cols and len(clean) > 1 and clean.duplicated(subset=cols).any():
+    file_col, line_col = _provenance(df, p, part)
+    clean = pd.DataFrame({**args, "value": value_col, "_file": file_col, "_line": line_col}, copy=False)
+    if cols and len(clean) > 1 and _may_repeat(clean, cols) and clean.duplicated(subset=cols).any():
         firsts = clean.drop_duplicates(subset=cols, keep="first")[[*cols, "value"]]
         ref = clean[cols].merge(firsts, on=cols, how="left")["value"].to_numpy()
         differs = ~((ref == v) | (np.isnan(ref) & np.isnan(v)))
         if differs.any():
             i = int(np.flatnonzero(differs)[0])
-            key = tuple(clean.loc[i, cols])
+            key = tuple(map(str, clean.loc[i, cols]))
             raise DataError(
                 f"{p.atom_text(key)} appears twice with different values ({ref[i]} and {v[i]})",
                 file=str(clean["_file"].iloc[i]), line=int(clean["_line"].iloc[i]))
@@ -335,18 +359,80 @@ def _clean_table(p: Predicate, part: str, df: pd.DataFrame | None) -> pd.DataFra
     return clean
 
 
+def _may_repeat(frame: pd.DataFrame, cols: list[str]) -> bool:
+    """False when a categorical argument never repeats a value (then no atom can): a count of its
+    codes, much cheaper than hashing every row."""
+    for c in cols:
+        if isinstance(frame[c].dtype, pd.CategoricalDtype):
+            codes = frame[c].cat.codes.to_numpy()
+            if len(codes) and np.bincount(codes).max() <= 1:
+                return False
+    return True
+
+
+def _clean_argument(df: pd.DataFrame, c: str, p: Predicate, part: str, shared: dict | None = None) -> pd.Series:
+    """Argument column `c` as strings (or string categories); DataError for an empty one.
+
+    `shared` remembers which categories are blank, per categories object (tables of one loaded
+    table share their row constants)."""
+    col = df[c]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        if not pd.api.types.is_string_dtype(col.cat.categories.dtype):
+            col = col.cat.rename_categories(col.cat.categories.astype(str))
+        codes = col.cat.codes.to_numpy()
+        texts = col.cat.categories
+        key = ("blank", id(texts))
+        if shared is None or key not in shared:
+            blank_text = np.asarray((texts.str.len() == 0) | texts.str.isspace(), dtype=bool)
+            if shared is not None:
+                shared[key] = (texts, blank_text)  # the index kept, so its id stays its own
+        else:
+            blank_text = shared[key][1]
+        nulls = codes < 0
+        blank = blank_text[codes] if blank_text.any() else np.zeros(len(col), dtype=bool)
+    else:
+        nulls = col.isna().to_numpy()
+        blank = None
+    if nulls.any():
+        file, line = _where(df, int(np.flatnonzero(nulls)[0]), p, part)
+        raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    if blank is None:
+        col = col.astype(str)
+        blank = ((col.str.len() == 0) | col.str.isspace()).to_numpy(dtype=bool)  # no copies
+    if blank.any():
+        file, line = _where(df, int(np.flatnonzero(blank)[0]), p, part)
+        raise DataError(f"{p.name}: empty argument {c}", file=file, line=line)
+    return col
+
+
+def _constant(n: int, value: float, shared: dict[tuple[int, float], pd.Series] | None) -> pd.Series:
+    """A column of `n` copies of `value`, one per length through `shared`: tables built from it
+    share its memory, and pandas' copy-on-write copies it for a table that is written to."""
+    key = (n, value)
+    if shared is None or key not in shared:
+        column = pd.Series(np.full(n, value), copy=False)
+        if shared is None:
+            return column
+        shared[key] = column
+    return shared[key]
+
+
 def _provenance(df: pd.DataFrame, p: Predicate, part: str) -> tuple[pd.Categorical, np.ndarray]:
     """File and line columns of a table (its own, or ``pred/part`` and the row number).
 
-    Files are a categorical: the few names as strings once, rows as codes (a string per row of a
-    multi-million-row table took gigabytes, and converting them took seconds).
+    The file is categorical: the few file names once, a small code per row (a string per row
+    of a multi-million-row table took gigabytes).
     """
     if "_file" in df.columns and "_line" in df.columns:
-        codes, names = pd.factorize(df["_file"], use_na_sentinel=False)
-        names = pd.Index([str(x) for x in names], dtype=object)
-        return pd.Categorical.from_codes(codes, names), df["_line"].to_numpy(dtype=np.int64)
-    files = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [f"{p.name}/{part}"])
-    return files, np.arange(1, len(df) + 1)
+        files = df["_file"]
+        if isinstance(files.dtype, pd.CategoricalDtype) and not files.isna().any():  # as loaders give it
+            codes, names = files.cat.codes.to_numpy(), files.cat.categories
+        else:
+            codes, names = pd.factorize(files, use_na_sentinel=False)
+        return (pd.Categorical.from_codes(codes, [str(x) for x in names], validate=False),
+                df["_line"].to_numpy(dtype=np.int64))
+    return (pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [f"{p.name}/{part}"], validate=False),
+            np.arange(1, len(df) + 1))
 
 
 def _check_target_not_observed(p: Predicate, parts: dict[str, pd.DataFrame]) -> None:

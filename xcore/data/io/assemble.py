@@ -31,11 +31,12 @@ def atom_frame(args: Sequence[Sequence[str]] | pd.DataFrame, values: object, fil
         data[name] = col.array if isinstance(col, pd.Series) else \
             col if isinstance(col, pd.api.extensions.ExtensionArray) else np.asarray(col, dtype=object)
     if values is not None:
-        data["value"] = values if np.ndim(values) else np.full(n, values, dtype=object)
+        data["value"] = values if np.ndim(values) else \
+            np.full(n, values, dtype=np.float64 if isinstance(values, (int, float)) else object)
     # one file name per row as a categorical: 1 byte a row instead of a string each
     data["_file"] = file if np.ndim(file) else pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), [file])
     data["_line"] = np.asarray(lines, dtype=np.int64)
-    return pd.DataFrame(data, index=pd.RangeIndex(n))
+    return pd.DataFrame(data, index=pd.RangeIndex(n), copy=False)  # the columns are not copied
 
 
 def check_predicate_count(n: int, limits: Limits | None, file: str | None,

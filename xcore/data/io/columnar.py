@@ -13,6 +13,7 @@ loaders keep). Errors of the foreign reader become `DataError` naming the file a
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from dataclasses import dataclass
@@ -92,6 +93,11 @@ def read_records(data: bytes, file: str, sep: str) -> Records:
     return _read_unquoted(_normalised(data), file, sep)
 
 
+def normalised_bytes(data: bytes) -> bytes:
+    """UTF-8 bytes as `decode_text` would normalise them, still bytes: no BOM, ``\n`` breaks only."""
+    return _normalised(data)
+
+
 def _normalised(data: bytes) -> bytes:
     """Bytes without BOM and with ``\\n`` line breaks only (as `decode_text` normalises)."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -111,16 +117,59 @@ def _line_numbers(data: bytes) -> np.ndarray:
     return lines.astype(np.int64)
 
 
-# Whitespace a field could start or end with (ASCII, the C1/Latin-1 ones and the leading bytes of
-# the other Unicode spaces, U+1680, U+2000-U+205F, U+3000): without any, nothing needs stripping.
-def _space(sep: str) -> re.Pattern[bytes]:
-    """Bytes that may be whitespace inside a field of text separated by `sep`."""
-    tab = b"" if sep == "\t" else b"\\t"
-    return re.compile(rb"[ " + tab + rb"\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80|"
-                      rb"\xe2\x81\x9f|\xe3\x80\x80")
+def read_encoded_records(data: bytes, file: str, sep: str) -> Records:
+    """`read_records` with every column dictionary-encoded: int32 codes plus its distinct texts.
+
+    Same checks, blank records, stripping, lines and errors; each column is one
+    ``DictionaryArray`` chunk whose dictionary holds distinct stripped texts. A table column has few
+    distinct values, so this holds 4 bytes a cell instead of the text and its 8-byte offset.
+    """
+    if b'"' in data or data.startswith(b"\xef\xbb\xbf" * 2):  # quoted CSV, or a BOM pyarrow would drop
+        rows, lines = split_records(decode_text(data, file), file, sep, quoted=True)
+        rec = _from_rows(rows, lines)
+        del rows
+        return Records([pa.chunked_array([_encoded(c, trim=False)]) for c in rec.columns], rec.lines, rec.bad)
+    check_text(data, file)
+    return _read_unquoted(_normalised(data), file, sep, encoded=True)
 
 
-def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
+def check_text(data: bytes, file: str, block: int = BLOCK_BYTES) -> None:
+    """The checks of `decode_text` (NUL bytes, UTF-8, nothing but whitespace) with the same errors,
+    decoding a block at a time instead of holding the whole text as one Python string."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    blank = True
+    try:
+        if b"\x00" in data:
+            raise ValueError
+        for start in range(0, len(data), block):
+            text = decoder.decode(data[start:start + block], final=start + block >= len(data))
+            blank = blank and not text.strip()
+    except (UnicodeDecodeError, ValueError):
+        blank = True
+    if blank or not data:
+        decode_text(data, file)  # raises its error naming the line
+
+
+def _encoded(column: pa.ChunkedArray, trim: bool) -> pa.DictionaryArray:
+    """One dictionary array of a (string or dictionary) column, its dictionary distinct and stripped."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column, memory_pool=POOL)
+    column = column.unify_dictionaries(memory_pool=POOL)
+    if column.num_chunks:
+        dictionary = column.chunk(0).dictionary
+        indices = pa.concat_arrays([c.indices for c in column.chunks], memory_pool=POOL)
+    else:
+        dictionary, indices = pa.array([], pa.large_string()), pa.array([], pa.int32())
+    dictionary = dictionary.cast(pa.large_string())
+    if trim:  # stripping may make two texts equal: encode the stripped dictionary again
+        again = pc.dictionary_encode(pc.utf8_trim(dictionary, WHITESPACE))
+        if len(again.dictionary) < len(dictionary):
+            indices = again.indices.take(indices)
+        dictionary = again.dictionary
+    return pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)
+
+
+def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> Records:
     nonempty = _line_numbers(data)
     header, header_line = _first_record(data, sep)
     if header is None:
@@ -139,6 +188,7 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
         bad.append((line, int(row.actual_columns)))
         return "error"
 
+    text_type = pa.dictionary(pa.int32(), pa.string()) if encoded else pa.large_string()
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
@@ -146,7 +196,7 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
                                              newlines_in_values=False, ignore_empty_lines=True,
                                              invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types={n: pa.large_string() for n in names},
+            convert_options=pacsv.ConvertOptions(column_types={n: text_type for n in names},
                                                  strings_can_be_null=False, check_utf8=False),
             memory_pool=POOL)
     except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
@@ -157,7 +207,12 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
     lines = np.delete(nonempty, skipped) if skipped else nonempty
     columns = [table.column(j) for j in range(width)]
     del table
-    if _space(sep).search(data):
+    trim = _has_spaces(data, sep)
+    if encoded:  # one column at a time, so only one column's codes are ever held twice
+        records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
+        POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
+        return records
+    if trim:
         columns = [pc.utf8_trim(c, WHITESPACE, memory_pool=POOL) for c in columns]
     blank = None
     for col in columns:
@@ -167,7 +222,25 @@ def _read_unquoted(data: bytes, file: str, sep: str) -> Records:
         keep = pc.invert(blank)
         columns = [c.filter(keep) for c in columns]
         lines = lines[keep.to_numpy(zero_copy_only=False)]
+    del blank
+    POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
     return Records(columns, lines, None)
+
+
+def _drop_blank_encoded(columns: list[pa.DictionaryArray], lines: np.ndarray) -> Records:
+    """Records without those whose every field is empty (compared on the codes)."""
+    blank = np.ones(len(lines), dtype=bool)
+    for col in columns:
+        empty = pc.index(col.dictionary, "").as_py()
+        if empty < 0:
+            blank[:] = False
+            break
+        blank &= col.indices.to_numpy(zero_copy_only=False) == empty
+    if blank.any():
+        keep = pa.array(~blank)
+        columns = [c.filter(keep) for c in columns]
+        lines = lines[~blank]
+    return Records([pa.chunked_array([c]) for c in columns], lines, None)
 
 
 def _first_record(data: bytes, sep: str) -> tuple[list[str] | None, int]:
@@ -252,10 +325,21 @@ def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
     return RaggedRecords(flat, offsets - offsets[0], numbers)
 
 
+_SPACE_LEADS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
+_NOT_SPACE_LEADS = bytes(b for b in range(256) if b not in _SPACE_LEADS)
+
+
 def _has_spaces(data: bytes, sep: str) -> bool:
     """Whether `data` may hold whitespace other than `sep` and line breaks (then fields need
-    stripping). Byte searches (memchr), not a regex: ASCII whitespace bytes, and any non-ASCII
-    lead byte of the Unicode spaces (U+0085, U+00A0, U+1680, U+2000.., U+3000)."""
-    candidates = [b for b in (b" ", b"\t", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f",
-                              b"\xc2", b"\xe1", b"\xe2", b"\xe3") if b != sep.encode()]
-    return any(b in data for b in candidates)
+    stripping): ASCII whitespace bytes, or one of the Unicode spaces (U+0085, U+00A0, U+1680,
+    U+2000.., U+3000). One C pass keeps the bytes that may start one (a regex over 50 MiB took
+    1.4 s); the multi-byte ones are looked for only when such lead bytes occur."""
+    leads = data.translate(None, _NOT_SPACE_LEADS)
+    if len(sep.encode()) == 1:
+        leads = leads.replace(sep.encode(), b"")
+    if not leads:
+        return False
+    if leads.strip(b"\xc2\xe1\xe2\xe3"):
+        return True
+    return any(n in data for n in (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80",
+                                   b"\xe2\x81\x9f", b"\xe3\x80\x80"))

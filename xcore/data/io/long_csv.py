@@ -77,15 +77,19 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
         raise DataError("the file has a header but no facts", file=file, line=rec.first_line())
     cols = [strings(c) for c in body.columns]  # Arrow-backed, stripped
     del rec, body
-    pred = cols[pos["predicate"]]
-    _first_bad(~pred.str.match(_NAME_RE).to_numpy(dtype=bool), lines, file,
-               lambda i: f"predicate name {pred.iloc[i]!r} is not valid (letters, digits and _ only)")
+    # predicates and partitions are few: check and group their codes, not a string per row
+    pred_codes, pred_names = pd.factorize(cols[pos["predicate"]])
+    pred_names = pd.Series(pred_names, dtype="str")
+    bad_name = ~pred_names.str.match(_NAME_RE).to_numpy(dtype=bool)
+    _first_bad(bad_name[pred_codes], lines, file,
+               lambda i: f"predicate name {pred_names[pred_codes[i]]!r} is not valid (letters, digits and _ only)")
     if "partition" in pos:
-        part = cols[pos["partition"]].str.lower().replace("", "obs")
-        _first_bad(~part.isin(PARTITIONS).to_numpy(), lines, file,
-                   lambda i: f"partition {part.iloc[i]!r} is not one of {', '.join(PARTITIONS)}")
+        part_codes, part_names = pd.factorize(cols[pos["partition"]])
+        part_names = pd.Series(part_names, dtype="str").str.lower().replace("", "obs")
+        _first_bad(~part_names.isin(PARTITIONS).to_numpy()[part_codes], lines, file,
+                   lambda i: f"partition {part_names[part_codes[i]]!r} is not one of {', '.join(PARTITIONS)}")
     else:
-        part = pd.Series(np.full(len(lines), "obs", dtype=object), dtype="str")
+        part_codes, part_names = np.zeros(len(lines), dtype=np.intp), pd.Series(["obs"], dtype="str")
     values = cols[pos["value"]] if "value" in pos else None
     args = [cols[c] for c in pos["args"]]
     filled = np.column_stack([(a != "").to_numpy(dtype=bool) for a in args]) if nargs \
@@ -96,15 +100,28 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
         _first_bad(rows_with_gap, lines, file,
                    lambda i: f"arg{int(np.argmax(gap[i])) + 1} is empty but a later argument is not")
     arity = filled.sum(axis=1)
-    check_predicate_count(pred.nunique(), limits, file,
-                          lambda limit: int(lines[pred.drop_duplicates().index[limit]]))
-    preds = _schema_for(pred, part, arity, lines, file, schema)
+    del filled
+    firsts = np.unique(pred_codes, return_index=True)[1]  # first row of each predicate, in file order
+    check_predicate_count(len(pred_names), limits, file, lambda limit: int(lines[firsts[limit]]))
+    preds = _schema_for(pred_codes, pred_names, firsts, part_codes, part_names, arity, lines, file, schema)
     parts: Parts = {}
-    groups = pd.DataFrame({"p": pred.array, "q": part.array}).groupby(["p", "q"], sort=False)
-    for (p_name, q), idx in groups.indices.items():
+    key = pred_codes.astype(np.int64) * len(part_names) + part_codes
+    order = np.argsort(key, kind="stable")
+    wanted = [*pos["args"], *([pos["value"]] if "value" in pos else [])]
+    sorted_cols = {}
+    for c in wanted:  # one column at a time sorted by group, the unsorted one dropped at once (memory)
+        sorted_cols[c] = cols[c].array.take(order)
+        cols[c] = None
+    del cols, args, values
+    sorted_lines = lines[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(key[order])) + 1, [len(order)]))
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        p_name, q = str(pred_names[pred_codes[order[lo]]]), str(part_names[part_codes[order[lo]]])
         k = preds[p_name].arity
-        add(parts, p_name, q, atom_frame([args[j].array.take(idx) for j in range(k)],
-                                        None if values is None else values.array.take(idx), file, lines[idx]))
+        add(parts, p_name, q, atom_frame([sorted_cols[pos["args"][j]][lo:hi] for j in range(k)],
+                                        sorted_cols[pos["value"]][lo:hi] if "value" in pos else None,
+                                        file, sorted_lines[lo:hi]))
+    del sorted_cols
     return build_dataset(list(preds.values()), parts, name, description)
 
 
@@ -141,23 +158,26 @@ def _first_bad(mask: np.ndarray, lines: np.ndarray, file: str, problem) -> None:
         raise DataError(problem(i), file=file, line=int(lines[i]))
 
 
-def _schema_for(pred: pd.Series, part: pd.Series, arity: np.ndarray, lines: np.ndarray, file: str,
+def _schema_for(pred_codes: np.ndarray, pred_names: pd.Series, firsts: np.ndarray, part_codes: np.ndarray,
+                part_names: pd.Series, arity: np.ndarray, lines: np.ndarray, file: str,
                 schema: Schema | None) -> dict[str, Predicate]:
+    """The predicates: the given schema's (checked against the rows) or inferred from the rows."""
+    names = pred_names.tolist()
     if schema is not None:
-        known = pred.isin(schema.names).to_numpy()
-        _first_bad(~known, lines, file, lambda i: f"predicate {pred.iloc[i]!r} is not in the schema")
-        expected = pred.map({p.name: p.arity for p in schema}).to_numpy(dtype=np.int64)
+        known = pred_names.isin(schema.names).to_numpy()
+        _first_bad(~known[pred_codes], lines, file, lambda i: f"predicate {names[pred_codes[i]]!r} is not in the schema")
+        expected = np.array([schema[n].arity if n in schema.names else -1 for n in names], dtype=np.int64)[pred_codes]
         _first_bad(expected != arity, lines, file,
-                   lambda i: f"{pred.iloc[i]} has arity {expected[i]} but this row has {arity[i]} arguments")
+                   lambda i: f"{names[pred_codes[i]]} has arity {expected[i]} but this row has {arity[i]} arguments")
         return dict(schema.predicates)
-    frame = pd.DataFrame({"p": pred.array, "k": arity, "line": lines})
-    first = frame.groupby("p", sort=False).first()
-    ref = frame["p"].map(first["k"]).to_numpy()
+    first_arity = arity[firsts]
+    ref = first_arity[pred_codes]
     _first_bad(ref != arity, lines, file,
-               lambda i: f"{pred.iloc[i]} has {arity[i]} arguments here but {ref[i]} on line "
-                         f"{int(first.loc[pred.iloc[i], 'line'])}")
-    has_targets = set(pred[(part == "targets").to_numpy()])
-    return {p: Predicate(p, int(k), closed=p not in has_targets) for p, k in first["k"].items()}
+               lambda i: f"{names[pred_codes[i]]} has {arity[i]} arguments here but {ref[i]} on line "
+                         f"{int(lines[firsts[pred_codes[i]]])}")
+    targets = np.flatnonzero((part_names == "targets").to_numpy())
+    has_targets = set(np.unique(pred_codes[np.isin(part_codes, targets)]).tolist())
+    return {n: Predicate(n, int(first_arity[c]), closed=c not in has_targets) for c, n in enumerate(names)}
 
 
 def write_long_csv(ds: RelationalDataset, path: str | os.PathLike) -> Path:

@@ -28,7 +28,8 @@ import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.files import FileSet, Source, decode_text, read_source, source_label, suffix, unique_names
+from xcore.data.io.columnar import POOL, check_text, normalised_bytes
+from xcore.data.io.files import FileSet, Source, read_source, source_label, suffix, unique_names
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.manifest import MAX_ARITY
 from xcore.data.schema import Predicate
@@ -84,7 +85,8 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
         role = ROLES.get(suffix(file))
         if role is None:
             raise DataError("not a Prolog fact file (expected .b, .pl, .f or .n)", file=file)
-        parsed.append((file, role, parse_prolog(decode_text(files[file], file), file)))
+        check_text(files[file], file)  # the errors of decode_text, without the whole text as a string
+        parsed.append((file, role, _parse(normalised_bytes(files[file]), file)))
     if not any(f.atoms for _, _, f in parsed):
         raise DataError("no ground facts found", file=parsed[0][0] if parsed else name)
     names = _predicate_names(parsed)
@@ -167,11 +169,17 @@ def parse_prolog(text: str, file: str) -> PrologFacts:
     `MAX_ARITY` of them) and follow a line ending in ``.`` are read columnar, all at once; every
     other line goes through the clause scanner below, with the same errors and lines as before.
     """
+    return _parse(text.encode("utf-8"), file)
+
+
+def _parse(data: bytes, file: str) -> PrologFacts:
+    """`parse_prolog` of UTF-8 bytes with ``\n`` line breaks (no BOM)."""
     out = PrologFacts()
-    if "/*" not in text and len(text) > FAST_MIN_CHARS:
-        text = _fast_facts(text, out)
+    rest = _fast_facts(data, out) if b"/*" not in data and len(data) > FAST_MIN_CHARS else data
+    if rest is None:  # every line was a simple fact or blank
+        return out
     rows_by_key: dict[tuple[str, int], tuple[list[tuple[str, ...]], list[int]]] = {}
-    _scan_clauses(text, file, out, rows_by_key)
+    _scan_clauses(rest.decode("utf-8"), file, out, rows_by_key)
     for key, (rows, lines) in rows_by_key.items():
         out.add_block(key, [np.asarray(col, dtype=object) for col in zip(*rows)] if key[1] else [], lines)
     return out
@@ -180,46 +188,94 @@ def parse_prolog(text: str, file: str) -> PrologFacts:
 FAST_MIN_CHARS = 0
 """Texts shorter than this are scanned clause by clause only (0: the columnar path always runs,
 so the tests of small files exercise it too)."""
-_FAST_LINE = (r"^\s*(?P<name>[a-z][A-Za-z0-9_]*)\s*(?:(?P<open>\()(?P<args>[^()\[\]'\"%]*)\))?\s*\.\s*$")
+_NAME = r"[a-z][A-Za-z0-9_]*"
+_ARG = r"[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"  # as _SIMPLE_ARG
+_SPACE = r"[ \t\f\r\v]*"  # ASCII spaces only: a line with other spaces goes to the scanner
 
 
-def _fast_facts(text: str, out: PrologFacts) -> str:
-    """Read the simple-fact lines of `text` into `out` columnar; the text with them blanked."""
-    from xcore.data.io.columnar import WHITESPACE
+def _fact_pattern(arity: int) -> str:
+    """RE2 pattern of one line holding one simple fact of `arity` (captures name and arguments).
 
-    lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
-    parts = pc.extract_regex(lines, _FAST_LINE)
-    matched = parts.is_valid().to_numpy(zero_copy_only=False)
-    if not matched.any():
-        return text
-    name, opened, args = (parts.field(k) for k in ("name", "open", "args"))
-    split = pc.split_pattern(pc.if_else(parts.is_valid(), args, ""), ",")
-    arity = np.where(pc.equal(opened, "(").fill_null(False).to_numpy(zero_copy_only=False),
-                     pc.list_value_length(split).to_numpy(zero_copy_only=False), 0)
-    flat = pc.utf8_trim(split.flatten(), WHITESPACE)
-    simple = pc.match_substring_regex(flat, _SIMPLE_ARG.pattern).to_numpy(zero_copy_only=False)
-    offsets = split.offsets.to_numpy()
-    bad_args = np.add.reduceat(~simple, offsets[:-1])  # every list has an element (split of "" is [""])
-    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
-    stripped = pc.utf8_rtrim(lines, WHITESPACE)
-    blank = pc.equal(stripped, "").to_numpy(zero_copy_only=False)
-    ends = pc.ends_with(stripped, ".").to_numpy(zero_copy_only=False)
-    nonblank = np.flatnonzero(~blank)
-    prev_ends = np.ones(len(lines), dtype=bool)
-    prev_ends[nonblank[1:]] = ends[nonblank[:-1]]
-    fast = matched & ((arity == 0) | (bad_args == 0)) & (arity <= MAX_ARITY) & prev_ends
+    Lines keep their line break, hence the optional ``\n`` before the end."""
+    args = f"{_SPACE},{_SPACE}".join(f"(?P<a{j}>{_ARG})" for j in range(arity))
+    body = rf"{_SPACE}\({_SPACE}{args}{_SPACE}\)" if arity else ""
+    return rf"^{_SPACE}(?P<name>{_NAME}){body}{_SPACE}\.{_SPACE}\n?$"
+
+
+def _lines(data: bytes) -> pa.LargeStringArray:
+    """The lines of `data` (each with its line break) as an Arrow array over the same bytes."""
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+    ends = breaks if len(breaks) and breaks[-1] == len(data) else np.append(breaks, len(data))
+    offsets = np.concatenate(([0], ends)).astype(np.int64)
+    return pa.LargeStringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _fast_facts(data: bytes, out: PrologFacts) -> bytes | None:
+    """Read the simple-fact lines of `data` into `out` columnar; the rest for the scanner.
+
+    Returns the bytes with those lines blanked (line numbers kept), or None when nothing is left.
+    """
+    lines = _lines(data)
+    blank, candidate, arity = _candidates(lines)
+    fast = np.zeros(len(lines), dtype=bool)
+    for k in np.unique(arity[candidate]):
+        at = np.flatnonzero(candidate & (arity == k))
+        subset = lines if len(at) == len(lines) else lines.take(pa.array(at))
+        fields = pc.extract_regex(subset, _fact_pattern(int(k)))
+        del subset
+        matched = fields.is_valid().to_numpy(zero_copy_only=False)
+        if not matched.any():
+            continue
+        if not matched.all():
+            fields, at = fields.filter(pa.array(matched)), at[matched]
+        fast[at] = True
+        captured = [fields.field(j) for j in range(int(k) + 1)]  # name, then the arguments
+        del fields
+        _add_fact_blocks(out, captured, at + 1)
+    if fast.all() or (fast | blank).all():
+        return None
     if not fast.any():
-        return text
-    idx = np.flatnonzero(fast)
-    keys = pd.DataFrame({"n": name.take(pa.array(idx)).to_pandas(), "k": arity[idx]})
-    flat_starts = offsets[:-1]
-    for (n, k), rows in keys.groupby(["n", "k"], sort=False).indices.items():
-        at = idx[rows]
-        cols = [pa.chunked_array([flat.take(pa.array(flat_starts[at] + j))]).to_pandas().array
-                for j in range(int(k))]
-        out.add_block((str(n), int(k)), cols, at + 1)
-    rest = pc.if_else(pa.array(fast), "", lines)
-    return "\n".join(rest.to_pylist())
+        return data
+    rest = pc.if_else(pa.array(fast), pa.scalar("\n", pa.large_string()), lines)
+    joined = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(rest)], pa.int64()), rest),
+                            pa.scalar("", pa.large_string()))
+    return joined[0].as_buffer().to_pybytes()
+
+
+def _candidates(lines: pa.LargeStringArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per line: blank, may be one simple fact (see `_fast_facts`), and its arity if so."""
+    blank = pc.match_substring_regex(lines, r"^\s*$").to_numpy(zero_copy_only=False)
+    # a fact line only starts a clause when the line before (ignoring blank ones) ended one
+    ends = pc.match_substring_regex(lines, r"\.\s*$").to_numpy(zero_copy_only=False)
+    nonblank = np.flatnonzero(~blank)
+    candidate = ends & ~blank
+    candidate[nonblank[1:]] &= ends[nonblank[:-1]]
+    del ends, nonblank
+    candidate &= pc.binary_length(lines).to_numpy(zero_copy_only=False) <= MAX_CLAUSE_CHARS
+    opens = pc.count_substring(lines, "(").to_numpy(zero_copy_only=False)
+    candidate &= opens <= 1
+    arity = np.where(opens > 0, pc.count_substring(lines, ",").to_numpy(zero_copy_only=False) + 1, 0)
+    candidate &= arity <= MAX_ARITY
+    return blank, candidate, arity.astype(np.int32)
+
+
+def _add_fact_blocks(out: PrologFacts, captured: list[pa.Array], lines: np.ndarray) -> None:
+    """Facts of one arity (captured name, then argument columns) as one block per predicate name.
+
+    Empties `captured` as it goes: each column is dropped once sorted by name (memory)."""
+    names = pc.dictionary_encode(captured.pop(0))
+    codes = names.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(names.dictionary)))))
+    arity, columns, take = len(captured), [], pa.array(order)
+    while captured:
+        columns.append(pc.take(captured.pop(0), take))
+    POOL.release_unused()  # the unsorted columns' memory back to the system
+    lines = lines[order]
+    for g, name in enumerate(names.dictionary.to_pylist()):
+        lo, hi = int(bounds[g]), int(bounds[g + 1])
+        out.add_block((name, arity), [pa.chunked_array([c.slice(lo, hi - lo)]).to_pandas().array for c in columns],
+                      lines[lo:hi])
 
 
 def _scan_clauses(text: str, file: str, out: PrologFacts,

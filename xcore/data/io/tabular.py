@@ -12,6 +12,7 @@ CSV; the separator is detected from the header (comma, semicolon or tab) unless 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -22,7 +23,7 @@ import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.columnar import read_records, strings
+from xcore.data.io.columnar import read_encoded_records
 from xcore.data.io.files import (Source, first_record, head_lines, read_source, sanitize_name,
                                  stem, unique_names)
 from xcore.data.io.limits import Limits
@@ -48,11 +49,15 @@ def load_tabular(source: Source, name: str | None = None, *, label: str | None =
 def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None = None,
                        sep: str | None = None, header: bool = True,
                        missing: Sequence[str] = MISSING, limits: Limits | None = None) -> RelationalDataset:
-    """Parse table bytes into a dataset with `tabular`, `label` and the relational view."""
+    """Parse table bytes into a dataset with `tabular`, `label` and the relational view.
+
+    Columns are read dictionary-encoded (a code per cell, each distinct text once) and stay so:
+    the relational view's tables are categorical, never a Python string per cell.
+    """
     if sep is None:
         first = head_lines(data)
         sep = _guess_separator(first[0] if first else "")
-    rec = read_records(data, file, sep)
+    rec = read_encoded_records(data, file, sep)
     if not rec.width:
         first_record([], rec.lines, file)
     check_predicate_count(rec.width, limits, file, rec.first_line())
@@ -75,12 +80,12 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     if not len(body):
         raise DataError("the table has a header but no rows", file=file, line=int(rec.first_line()))
     cols = unique_names(sanitize_name(c, "c") for c in original)
-    raw = pd.DataFrame({c: strings(col) for c, col in zip(cols, body.columns)})  # stripped, Arrow-backed
+    columns = {c: _Column.of(col, missing) for c, col in zip(cols, body.columns)}
     del rec, body
-    is_missing = raw.isin(list(missing)).to_numpy()
     target = _label_column(label, original, cols, file)
-    table = _clean_table(raw, is_missing)
-    preds, parts = _relational_view(raw, is_missing, original, cols, target, file, lines)
+    table = pd.DataFrame({c: col.cleaned() for c, col in columns.items()}, copy=False)
+    preds, parts = _relational_view(columns, original, target, file, lines)
+    del columns
     return build_dataset(preds, parts, name, tabular=table, label=target)
 
 
@@ -100,27 +105,51 @@ def _label_column(label: str | None, original: list[str], cols: list[str], file:
     raise DataError(f"label column {label!r} not found; columns: {', '.join(original)}", file=file, line=1)
 
 
-def _clean_table(raw: pd.DataFrame, is_missing: np.ndarray) -> pd.DataFrame:
-    out = {}
-    for j, c in enumerate(raw.columns):
-        col = raw[c].mask(is_missing[:, j])
-        present = ~is_missing[:, j]
-        out[c] = _shared_objects(col)
-        if present.any() and _is_number(col[present].iloc[0]):
-            num = pd.to_numeric(col, errors="coerce")
-            if np.isfinite(num.to_numpy(dtype="float64")[present]).all():
-                out[c] = num
-    return pd.DataFrame(out)
+@dataclass
+class _Column:
+    """One table column as codes into its sorted distinct present texts (-1: missing cell)."""
 
+    codes: np.ndarray
+    texts: pd.Index
 
-def _shared_objects(col: pd.Series) -> pd.Series:
-    """An object column in which equal strings are one Python object (NaN stays NaN).
+    @classmethod
+    def of(cls, column: pa.ChunkedArray, missing: Sequence[str]) -> "_Column":
+        """Codes of a dictionary-encoded column; texts in `missing` (and unused ones) dropped."""
+        array = column.combine_chunks()
+        dictionary = array.dictionary.to_pandas()
+        codes = array.indices.to_numpy(zero_copy_only=False)
+        used = np.bincount(codes, minlength=len(dictionary)) > 0
+        keep = used & ~dictionary.isin(list(missing)).to_numpy()
+        order = np.flatnonzero(keep)[np.argsort(dictionary[keep].to_numpy(dtype=object), kind="stable")]
+        small = np.int8 if len(order) < 127 else np.int16 if len(order) < 32767 else np.int32
+        remap = np.full(len(dictionary) + 1, -1, dtype=small)  # the last slot: code -1 stays -1
+        remap[order] = np.arange(len(order), dtype=small)
+        return cls(remap[codes], pd.Index(dictionary.iloc[order].reset_index(drop=True), dtype="str"))
 
-    A table column has few distinct values; a string per cell would take ~60 bytes a cell.
-    """
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    values = np.append(np.asarray(uniques, dtype=object), np.nan)
-    return pd.Series(values[codes], index=col.index, dtype=object)
+    @property
+    def present(self) -> np.ndarray:
+        return self.codes >= 0
+
+    def categorical(self, keep: np.ndarray | None = None) -> pd.Categorical:
+        """The texts of the cells (of the `keep` rows) as a categorical."""
+        codes = self.codes if keep is None else self.codes[keep]
+        return pd.Categorical.from_codes(codes, dtype=_unique_categories(self.texts), validate=False)
+
+    def cleaned(self) -> pd.Series:
+        """The column of ``tabular``: numbers when every present text is one, else the texts
+        (equal texts one Python object; missing cells NaN)."""
+        present = self.present
+        if present.any() and _is_number(self.texts[self.codes[np.argmax(present)]]):
+            numbers = pd.to_numeric(pd.Series(self.texts), errors="coerce")
+            finite = np.isfinite(numbers.to_numpy(dtype="float64"))
+            if finite.all():
+                values = numbers.to_numpy()
+                if not present.all():
+                    values = values.astype("float64")
+                return pd.Series(np.append(values, np.nan if values.dtype.kind == "f" else 0)[self.codes],
+                                 copy=False)
+        texts = np.append(self.texts.to_numpy(dtype=object), np.nan)
+        return pd.Series(texts[self.codes], dtype=object, copy=False)
 
 
 def _is_number(text: str) -> bool:
@@ -131,24 +160,53 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _relational_view(raw: pd.DataFrame, is_missing: np.ndarray, original: list[str], cols: list[str],
-                     target: str, file: str, lines: np.ndarray) -> tuple[list[Predicate], Parts]:
-    numbers = pc.cast(pa.array(np.arange(1, len(raw) + 1)), pa.large_string())
-    rows = pa.chunked_array([pc.binary_join_element_wise(pa.scalar("r", pa.large_string()), numbers,
-                                                         pa.scalar("", pa.large_string()))]).to_pandas().array
+def _row_ids(n: int) -> tuple[np.ndarray, pd.CategoricalDtype]:
+    """Codes and categorical type of the row constants ``r1..rN`` (categories sorted as text).
+
+    Text order of ``r<number>`` is the order of the digits padded on the right, shorter first on
+    a tie (``r1 < r10 < r100 < r11``): an integer sort, no string comparisons.
+    """
+    numbers = np.arange(1, n + 1, dtype=np.int64)
+    width = len(str(n))
+    digits = np.ones(n, dtype=np.int64)
+    for k in range(1, width):
+        digits += numbers >= 10 ** k
+    order = np.argsort(numbers * 10 ** (width - digits) * (width + 1) + digits, kind="stable")
+    codes = np.empty(n, dtype=np.int32)
+    codes[order] = np.arange(n, dtype=np.int32)
+    texts = pc.binary_join_element_wise(pa.scalar("r", pa.large_string()),
+                                        pc.cast(pa.array(numbers[order]), pa.large_string()),
+                                        pa.scalar("", pa.large_string()))
+    return codes, _unique_categories(pd.Index(texts.to_pandas(), dtype="str"))
+
+
+def _unique_categories(texts: pd.Index) -> pd.CategoricalDtype:
+    """The categorical type of `texts`, known distinct: pandas' own check would build a hash table
+    holding a Python string per category (about 100 MB for two million rows) and keep it."""
+    try:
+        return pd.CategoricalDtype._from_fastpath(texts, ordered=False)
+    except (AttributeError, TypeError):  # a pandas without the fast path: the checked way
+        return pd.CategoricalDtype(texts)
+
+
+def _relational_view(columns: dict[str, _Column], original: list[str], target: str, file: str,
+                     lines: np.ndarray) -> tuple[list[Predicate], Parts]:
+    row_codes, row_type = _row_ids(len(lines))
+    all_rows = pd.Categorical.from_codes(row_codes, dtype=row_type, validate=False)
     preds: list[Predicate] = []
     parts: Parts = {}
-    for j, c in enumerate(cols):
+    for j, (c, col) in enumerate(columns.items()):
         label = original[j].replace("{", "{{").replace("}", "}}")
         is_label = c == target
         preds.append(Predicate(c, 2, ("row", c), closed=not is_label,
                                template=f"{{0}} has {label} {{1}}",
                                description=f"column {original[j]!r}" + (" (label)" if is_label else "")))
-        keep = ~is_missing[:, j]
+        keep = col.present
         if keep.all():  # share the row ids and line numbers between predicates (no copies)
-            args, at = [rows, raw[c].array], lines
+            args, at = [all_rows, col.categorical()], lines
         else:
-            args, at = [rows[keep], raw[c].array[keep]], lines[keep]
+            args = [pd.Categorical.from_codes(row_codes[keep], dtype=row_type, validate=False), col.categorical(keep)]
+            at = lines[keep]
         if is_label:
             add(parts, c, "targets", atom_frame(args, None, file, at))
             add(parts, c, "truth", atom_frame(args, 1.0, file, at))
