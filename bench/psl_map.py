@@ -56,6 +56,7 @@ from bench.grounding import RULES as FIVE_RULES  # noqa: E402
 from bench.grounding import machine  # noqa: E402
 from xcore.data.generators.lastfm import lastfm_preset, make_lastfm  # noqa: E402
 from xcore.psl import PSLModel, map_inference  # noqa: E402
+from xcore.psl.java_engine import psl_jar  # noqa: E402
 
 PRIOR = "1.0: ~rating(U, I) ^2\n"
 RULES = FIVE_RULES + PRIOR
@@ -200,16 +201,6 @@ def run_java(case: Case, jar: Path) -> Run:
 
 
 # ---------------------------------------------------------------------- Java PSL
-def psl_jar() -> Path | None:
-    """The PSL runtime jar bundled in `pslpython`, or None when the package is absent."""
-    try:
-        import pslpython
-    except ImportError:
-        return None
-    jar = Path(pslpython.__file__).resolve().parent / "psl-runtime.jar"
-    return jar if jar.exists() else None
-
-
 def java_version() -> str | None:
     try:
         out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)

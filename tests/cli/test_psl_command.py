@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from xcore.psl import cli
+from xcore.psl.java_engine import java_psl_jar
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "methods" / "esms"))
@@ -93,17 +94,8 @@ def test_help_does_not_import_heavy_libraries():
     assert res.stdout.strip().splitlines()[-1] == "[]"
 
 
-def _psl_jar() -> Path | None:
-    try:
-        import pslpython
-    except ImportError:
-        return None
-    jar = Path(pslpython.__file__).resolve().parent / "psl-runtime.jar"
-    return jar if jar.exists() else None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(_psl_jar() is None or subprocess.run(["which", "java"], capture_output=True).returncode != 0,
+@pytest.mark.skipif(java_psl_jar() is None,
                     reason="needs Java and the PSL jar bundled in pslpython (the bench extra)")
 def test_same_files_as_the_java_engine(tmp_path):
     """The reference: Java PSL reads the same config and writes the same KNOWS.txt (ADMM, tight eps)."""
@@ -113,7 +105,7 @@ def test_same_files_as_the_java_engine(tmp_path):
                f'"reasoner.variablemovementbreak": false, "runtime.inference.output.results.dir": "{tmp_path / "java"}"}},')
     text = config.read_text().replace('"options": {"admmreasoner.maxiterations": 500},', options)
     config.write_text(text.replace(', "learn": [["a", "b"]]', ""))  # a learn split would make PSL learn too
-    java = subprocess.run(["java", "-jar", str(_psl_jar()), str(config)], capture_output=True, text=True,
+    java = subprocess.run(["java", "-jar", str(java_psl_jar()), str(config)], capture_output=True, text=True,
                           timeout=300)
     assert java.returncode == 0, java.stdout[-2000:] + java.stderr[-2000:]
     ours = run("--config", str(config), "--output", str(tmp_path / "ours"))

@@ -33,6 +33,7 @@ from xcore.errors import DataError, ParseError
 from xcore.logic.ast import ArithmeticRule, Variable
 from xcore.logic.parser import parse_rule
 from xcore.psl.cli import main as psl_main
+from xcore.psl.java_engine import java_psl_jar
 
 EXAMPLES = Path(__file__).parent / "psl_examples"
 DOMAIN = ("0", "1", "2")
@@ -453,20 +454,11 @@ def test_command_as_a_subprocess_writes_psl_files(tmp_path):
 
 
 # ---------------------------------------------------------------------- Java PSL
-def _psl_jar() -> Path | None:
-    """PSL's runtime jar shipped inside pslpython (found without importing it), if Java is here too."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("pslpython")
-    jar = Path(spec.origin).resolve().parent / "psl-runtime.jar" if spec and spec.origin else None
-    return jar if jar is not None and jar.exists() and shutil.which("java") else None
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("project", ["simple-acquaintances-json", "trust-prediction"])
 def test_values_match_java_psl(tmp_path, project):
     """Java PSL (the jar bundled in pslpython) on the same unchanged project and data: same energy."""
-    jar = _psl_jar()
+    jar = java_psl_jar()
     if jar is None:
         pytest.skip("Java or pslpython's PSL jar is not available")
     main_file, _ = RUNNABLE[project]
