@@ -55,3 +55,30 @@ def test_cancel_stops_a_real_esms_search_early_and_keeps_no_run():
     small = settings.replace(iterations=3)
     again = BackgroundJob(lambda p: run_method("esms", ds, small, cache=cache, progress=p))
     assert again.wait(120) and again.error is None and len(cache) == 1
+
+
+def _slow_square(shared: float, x: int) -> float:
+    time.sleep(shared)
+    return x * x
+
+
+@pytest.mark.parametrize("runner", ["thread", "executor"])
+def test_a_cancel_during_map_shared_does_not_wait_for_the_queued_tasks(runner):
+    """A cancel raised by the progress tick used to wait for every queued task (the pool's block
+    waited for all submitted work); now the queued tasks are dropped and only running ones finish."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from xcore.cluster import map_shared
+
+    def tick(done: int) -> None:
+        if done == 2:
+            raise Cancelled("cancelled at 1%")
+
+    pool = ThreadPoolExecutor(2) if runner == "executor" else "thread"
+    t = time.perf_counter()
+    with pytest.raises(Cancelled):
+        map_shared(pool, _slow_square, 0.2, list(range(40)), tick, n_workers=2)
+    if runner == "executor":
+        pool.shutdown(wait=True)
+    assert time.perf_counter() - t < 2.0  # 40 tasks x 0.2 s on 2 threads would take 4 s
+    assert map_shared("thread", _slow_square, 0.0, [1, 2, 3], n_workers=2) == [1, 4, 9]

@@ -153,22 +153,33 @@ def map_shared(runner: str | Executor | Any | None, fn: Callable[[Any, Any], Any
             tick(len(out))
         return out
     if isinstance(runner, Executor):
-        return _in_order(runner.map(_shared_call, [(fn, shared, t) for t in tasks]), tick)
+        return _in_order(runner, _shared_call, [(fn, shared, t) for t in tasks], tick)
     if runner == "thread":
         with ThreadPoolExecutor(n_workers) as pool:
-            return _in_order(pool.map(_shared_call, [(fn, shared, t) for t in tasks]), tick)
+            return _in_order(pool, _shared_call, [(fn, shared, t) for t in tasks], tick)
     if runner == "process":
         token = uuid.uuid4().hex
         with ProcessPoolExecutor(n_workers, mp_context=mp_context(), initializer=_process_init,
                                  initargs=(token, shared)) as pool:
-            return _in_order(pool.map(_process_call, [(token, fn, t) for t in tasks]), tick)
+            return _in_order(pool, _process_call, [(token, fn, t) for t in tasks], tick)
     raise ConfigError(f"executor must be 'thread', 'process', a concurrent.futures Executor or a Dask Client, "
                       f"got {runner!r}")
 
 
-def _in_order(results, tick: Tick) -> list:
-    out = []
-    for r in results:
-        out.append(r)
-        tick(len(out))
-    return out
+def _in_order(pool: Executor, call: Callable[[Any], Any], jobs: list, tick: Tick) -> list:
+    """Results of `call(job)` on `pool` in job order, ticking as each arrives.
+
+    If a task fails or `tick` raises (a cancelled progress), the tasks not yet started are cancelled
+    before the error propagates: leaving the pool's block then waits only for the running ones.
+    """
+    futures = [pool.submit(call, job) for job in jobs]
+    try:
+        out = []
+        for f in futures:
+            out.append(f.result())
+            tick(len(out))
+        return out
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise

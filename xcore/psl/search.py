@@ -265,14 +265,20 @@ class ESMSSearch:
         return fill_templates(schema, self.target, self.block, self.templates, self.squared,
                               include_priors=not self.always_priors, counterparts=self.counterparts)
 
-    def draw_models(self, schema) -> list[_Candidate]:
-        """The N candidate models of Algorithm 1, drawn with Algorithm 2 from one seeded generator."""
+    def draw_models(self, schema, progress: Progress | None = None) -> list[_Candidate]:
+        """The N candidate models of Algorithm 1, drawn with Algorithm 2 from one seeded generator.
+
+        `progress` hears of every draw (a cancel stops a long draw there)."""
         cands = self.candidates(schema)
         base = prior_rules(self.target, schema[self.target].arity, self.squared) if self.always_priors else []
         rng = np.random.default_rng(self.seed)
-        return [_Candidate(i, base + sample_rules(cands, self.rules_per_model, self.gamma, self.alpha, rng,
-                                                  schema, self.block, exclude=base))
-                for i in range(self.iterations)]
+        models = []
+        for i in range(self.iterations):
+            models.append(_Candidate(i, base + sample_rules(cands, self.rules_per_model, self.gamma, self.alpha,
+                                                            rng, schema, self.block, exclude=base)))
+            if progress is not None:
+                progress(0.0, f"drawing {self.iterations} candidate models ({i + 1} drawn)")
+        return models
 
     # ------------------------------------------------------------------ fit
     def fit(self, train_ds: RelationalDataset, valid_ds: RelationalDataset,
@@ -303,7 +309,7 @@ class ESMSSearch:
             raise XcoreError(f"metric {self.metric} needs 0/1 validation labels with both classes present; "
                              "use mse, rmse or mae for continuous targets")
         report(0.0, f"drawing {self.iterations} candidate models")
-        models = self.draw_models(schema)
+        models = self.draw_models(schema, report)
         expl_of: dict[str, bool] = {}
         for c in models:
             for r in c.rules:
