@@ -39,9 +39,13 @@ METRIC_LABELS = {"mse": "Test MSE", "mae": "Test MAE", "rmse": "Test RMSE", "f1"
 
 # ---------------------------------------------------------------------- runs of this session
 def stale_notice(method: str, dataset: RelationalDataset, settings: Settings | None, run: Run | None) -> None:
-    """Say so when this data has an earlier run under other settings (its results are not shown)."""
-    if run is None and last_run(method, dataset) is not None:
-        st.info("The settings changed since the last run: press the run button to see results for these settings.")
+    """Say so when this data has an earlier run under other settings (its results are not shown).
+
+    Drawn in one container on every pass, so the results below keep their place in the page."""
+    with st.container():
+        if run is None and last_run(method, dataset) is not None:
+            st.info("The settings changed since the last run: press the run button to see results for these "
+                    "settings.")
 
 
 # ---------------------------------------------------------------------- applicability

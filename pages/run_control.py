@@ -58,21 +58,28 @@ def run_button(method: str, dataset: RelationalDataset, settings: Settings | Non
 
     Returns the session's run for the current data and settings (None until one exists); after a
     cancelled or failed run, the previous run on this data stays shown (with a caption) until a run
-    succeeds. A repeat with the same data and settings is served from the run cache. `force` starts
-    a run without a click (a demo button that has just switched data and settings).
+    succeeds. A repeat with the same data and settings is served from the run cache. A click while a
+    run for other settings is going stops that run and starts this one (a click for the same
+    settings keeps following it). `force` starts a run without a click (a demo button that has just
+    switched data and settings).
     """
     jobs = session_jobs()
     job = jobs.get(key)
     busy = job is not None and not job.done
     # never disabled while busy: a button drawn disabled would stay so after the run ends in this pass
     clicked = st.button(label, type="primary", key=key, disabled=disabled or settings is None)
-    if (clicked or force) and settings is not None and not busy:
-        job = BackgroundJob(lambda progress: run_method(method, dataset, settings, progress=progress),
-                            name=f"xcore-{method}", tag=run_key(method, dataset, settings))
-        jobs[key] = job
     # One container on every pass, whatever it holds: the elements below keep their place in the page,
     # so Streamlit does not redraw them as new ones (an open tab stays open on the pass after a run).
     with st.container():
+        if (clicked or force) and settings is not None:
+            wanted = run_key(method, dataset, settings)
+            if busy and job.tag != wanted:  # a run for other data or settings: stop it, then start this one
+                stop_job(job, REGISTRY[method].title)
+                busy = False
+            if not busy:
+                job = BackgroundJob(lambda progress: run_method(method, dataset, settings, progress=progress),
+                                    name=f"xcore-{method}", tag=wanted)
+                jobs[key] = job
         if job is not None:
             follow(job, REGISTRY[method].title, key)
         run = current_run(method, dataset, settings)
@@ -92,6 +99,13 @@ def last_run(method: str, dataset: RelationalDataset) -> Run | None:
         if m == method and f == fp:
             return runs[(m, f, k)]
     return None
+
+
+def stop_job(job: BackgroundJob, title: str) -> None:
+    """Cancel a running job and wait until it has stopped (at its next progress report)."""
+    job.cancel()
+    with st.spinner(f"Stopping the running {title} run first…"):
+        job.wait()
 
 
 def follow(job: BackgroundJob, title: str, key: str) -> None:
