@@ -21,6 +21,7 @@ CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "tests" / ("screenshots" if os.environ.get("XCORE_REFRESH_SCREENSHOTS") == "1"
                           else "artifacts/screenshots")
 SHOT = SHOTS / "home.png"
+LOGS = ROOT / "tests" / "artifacts" / "logs"
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -36,13 +37,20 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def app_url():
+    """A fresh app server on a free port, watching no files; its output goes to a log file under
+    tests/artifacts/logs/ (a pipe nobody reads would fill up and stall the server on a chatty run)."""
     port = free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log_path = LOGS / f"streamlit-{port}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+             "--server.port", str(port), "--server.address", "127.0.0.1",
+             "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             # other tests write into the checkout while this server runs: a watcher would reload modules
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -53,7 +61,7 @@ def app_url():
             except OSError:
                 time.sleep(0.5)
         else:
-            raise RuntimeError("streamlit did not start: " + proc.stdout.read1(20000).decode())
+            raise RuntimeError("streamlit did not start: " + log_path.read_text(errors="replace")[-20000:])
         yield url
     finally:
         proc.terminate()

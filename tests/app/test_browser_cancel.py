@@ -1,4 +1,5 @@
-"""Real-browser test of the run button: a long ESMS search is cancelled, then runs again to the end.
+"""Real-browser test of the run button: a long ESMS search is cancelled twice; a click for other settings
+while a run is going stops it and runs the new settings to the end.
 
 Also: a deep link (/esms) as the server's first request gets the app's navigation (not every file of
 pages/ as old-style pages), and the first "Check stability" keeps the Stability tab open.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, app_url, click_when_ready  # noqa: F401 (fixture)
+from test_browser import CHROMIUM, CHROMIUM_ARGS, LOGS, app_url, click_when_ready  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -23,13 +24,39 @@ def wait_idle(page, timeout: int = 120_000) -> None:
     page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=timeout)
 
 
-def set_number(page, label: str, value: int) -> None:
+def keep_evidence(page, name: str) -> None:
+    """A failed browser test leaves the page's screenshot and text beside the server log (tests/artifacts/)."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(LOGS / f"{name}.png"), full_page=True)
+    (LOGS / f"{name}.txt").write_text(page.inner_text("body"))
+
+
+def wait_until(condition, what: str, timeout: float = 120.0) -> None:
+    """Poll `condition` until it holds: the page settles when its script pass ends (stale elements of
+    an interrupted pass stay until then), and a busy machine decides when that is."""
+    deadline = time.time() + timeout
+    while not condition():
+        if time.time() > deadline:
+            raise AssertionError(f"{what}: not as expected after {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+def press(button) -> None:
+    """Click a button while a run redraws the page around it: the click event goes to the button itself
+    (a pointer click at its coordinates can land on a neighbour that the redraw moved there)."""
+    button.wait_for(timeout=60_000)
+    button.dispatch_event("click")
+
+
+def set_number(page, label: str, value: int, idle: bool = True) -> None:
+    """Type a number and press Enter; with `idle`, wait until the rerun that takes it has ended."""
     box = page.get_by_label(label)
     box.wait_for(timeout=60_000)
     box.fill(str(value))
     box.press("Enter")
     time.sleep(1.5)  # the rerun that takes the new value
-    wait_idle(page)
+    if idle:
+        wait_idle(page)
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")
@@ -39,41 +66,50 @@ def test_cancel_a_long_run_then_run_again(app_url):  # noqa: F811
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.goto(f"{app_url}/esms", wait_until="domcontentloaded")  # the server's first request
-        click_when_ready(page.get_by_role("button", name="Load the Last.fm").first)
-        nav = page.locator("[data-testid=stSidebarNav]")
-        assert nav.get_by_text("ESMS — explainable PSL").count() == 1
-        assert nav.get_by_text("components").count() == 0 and nav.get_by_text("run control").count() == 0
-        set_number(page, "Iterations N", 5)
-        click_when_ready(page.get_by_role("button", name="Run search").first)
-        page.get_by_text("Test MSE").first.wait_for(timeout=300_000)
-        wait_idle(page)
-        first_mse = page.get_by_text("Test MSE").count()
-        set_number(page, "Iterations N", 500)  # minutes of work: cancelled twice
-        for attempt in range(2):
+        try:
+            page.goto(f"{app_url}/esms", wait_until="domcontentloaded")  # the server's first request
+            click_when_ready(page.get_by_role("button", name="Load the Last.fm").first)
+            nav = page.locator("[data-testid=stSidebarNav]")
+            assert nav.get_by_text("ESMS — explainable PSL").count() == 1
+            assert nav.get_by_text("components").count() == 0 and nav.get_by_text("run control").count() == 0
+            set_number(page, "Iterations N", 5)
             click_when_ready(page.get_by_role("button", name="Run search").first)
-            cancel = page.get_by_role("button", name="Cancel")
-            cancel.wait_for(timeout=60_000)
+            page.get_by_text("Test MSE").first.wait_for(timeout=300_000)
+            wait_idle(page)
+            first_mse = page.get_by_text("Test MSE").count()
+            set_number(page, "Iterations N", 500)  # minutes of work: cancelled twice
+            for attempt in range(2):
+                click_when_ready(page.get_by_role("button", name="Run search").first)
+                started = page.get_by_text("ESMS — explainable PSL: running…")
+                started.wait_for(timeout=60_000)
+                time.sleep(2.0)
+                t = time.time()
+                press(page.get_by_role("button", name="Cancel"))
+                # the status box is replaced in place (never left stale): its label says the run ended
+                page.get_by_text("ESMS — explainable PSL: cancelled").wait_for(timeout=60_000)
+                assert time.time() - t < 45, "the run did not stop soon after Cancel"
+                # once the pass has ended, nothing of an earlier pass is left: one message, one caption,
+                # the previous results once
+                wait_until(lambda: page.get_by_text("was cancelled").count() == 1
+                           and page.get_by_text("the previous run on this data").count() == 1
+                           and page.get_by_text("Test MSE").count() == first_mse, "the page after a cancel")
+                assert page.locator(".stException").count() == 0
+            # a click for other settings while a run is going stops that run and starts the new one
+            click_when_ready(page.get_by_role("button", name="Run search").first)
+            page.get_by_text("ESMS — explainable PSL: running…").wait_for(timeout=60_000)
+            set_number(page, "Iterations N", 6, idle=False)
             time.sleep(2.0)
-            t = time.time()
-            cancel.click()
-            page.get_by_text("was cancelled").first.wait_for(timeout=60_000)
-            assert time.time() - t < 45, "the run did not stop soon after Cancel"
+            press(page.get_by_role("button", name="Run search"))
+            page.get_by_text("done in").first.wait_for(timeout=300_000)
+            wait_until(lambda: page.get_by_text("Test MSE").count() == first_mse
+                       and page.get_by_text("was cancelled").count() == 0
+                       and page.get_by_text("the previous run on this data").count() == 0
+                       and page.get_by_text("The settings changed since the last run").count() == 0,
+                       "the page after the new settings' run")
             assert page.locator(".stException").count() == 0
-            # the previous results stay visible, said to be the previous run's
-            page.get_by_text("the previous run on this data").first.wait_for(timeout=60_000)
-            # the previous results are still shown (on a loaded machine Streamlit sometimes keeps a second,
-            # stale copy of them after a cancel: seen 1 run in 4 with two busy cores; noted for issue 14)
-            page.get_by_text("Test MSE").first.wait_for(timeout=60_000)
-            assert page.get_by_text("Test MSE").count() >= first_mse
-        set_number(page, "Iterations N", 6)
-        click_when_ready(page.get_by_role("button", name="Run search").first)
-        page.get_by_text("done in").first.wait_for(timeout=300_000)
-        # the end of the pass removes what it did not draw again: the cancel message and the caption go
-        page.get_by_text("was cancelled").first.wait_for(state="detached", timeout=60_000)
-        page.get_by_text("the previous run on this data").first.wait_for(state="detached", timeout=60_000)
-        page.get_by_text("Test MSE").first.wait_for(timeout=60_000)
-        assert page.locator(".stException").count() == 0
+        except Exception:
+            keep_evidence(page, "cancel-failure")
+            raise
         browser.close()
 
 
