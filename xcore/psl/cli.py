@@ -141,7 +141,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.learn is not None:
         from xcore.psl.learn_command import learn_from_project
 
-        learned = learn_from_project(project, args, err)
+        with _native_stdout_silenced(out):
+            learned = learn_from_project(project, args, err)
         lap("learn")
         if not (args.infer or project.has_learn_split):
             return EXIT_OK

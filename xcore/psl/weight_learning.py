@@ -18,7 +18,9 @@ E[Phi_r] - Phi_r(y*)``, with the expectation replaced by the incompatibility in 
 
 Target atoms without a truth label are latent: the observed incompatibility takes them at their
 MAP values with every labelled atom fixed to its truth (PSL's ``OptimalValue``). MAP states are
-exact (`xcore.psl.inference`), warm-started from the previous step.
+exact (`xcore.psl.inference`), warm-started from the previous step. As in PSL, the starting
+weights are first divided by the largest one (option ``inference.normalize``, default true); MAP
+states do not change under that scaling, the perceptron's steps do.
 """
 
 from __future__ import annotations
@@ -298,6 +300,9 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
     observed = rule_incompatibility(prog, y_obs, n)
     counts = ground_counts(prog, n)
     w0 = np.nan_to_num(model.weights, nan=0.0)
+    if _flag(options, "inference.normalize", True):  # PSL's InferenceApplication: weights / largest weight
+        top = w0[soft].max(initial=0.0)
+        w0 = np.where(soft, w0 / top if top > 0 else 1.0, 0.0)
     if learner == "MaxLikelihoodMPE":
         w, expected, history = voted_perceptron(prog, observed, w0, opts, counts, method_map, initial)
     else:
@@ -313,6 +318,14 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
     model.map_, model.y_ = None, None
     return LearningResult(learner, weights, np.where(soft, w0, np.nan), observed, expected, counts,
                           len(history), time.perf_counter() - t0, history, opts, missing)
+
+
+def _flag(options: Mapping[str, Any] | None, key: str, default: bool) -> bool:
+    """A boolean PSL option (ConfigError when it is neither true nor false)."""
+    for k, v in (options or {}).items():
+        if str(k).lower() == key:
+            return _coerce(key, v, "bool")
+    return default
 
 
 def _reindexed(prog: HingeProgram, idx: np.ndarray, n: int) -> HingeProgram:
