@@ -223,8 +223,15 @@ def voted_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarray,
 
 def structured_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarray,
                           opts: GradientDescentOptions, map_method: str = "auto",
-                          y0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """PSL's runtime GradientDescent + StructuredPerceptron loop (mirror descent on the simplex by default)."""
+                          y0: np.ndarray | None = None, truth: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """PSL's runtime GradientDescent + StructuredPerceptron loop (mirror descent on the simplex by default).
+
+    With `truth` holding unlabelled (NaN) targets, the observed incompatibility is recomputed every
+    step at the latent atoms' MAP values given the labels under the current weights (PSL's
+    ``OptimalValue.computeLatentInferenceIncompatibility``).
+    """
+    latent = truth is not None and not np.isfinite(truth).all()
     n = len(w0)
     w = np.asarray(w0, dtype=np.float64).copy()
     simplex = opts.extension in ("MIRROR_DESCENT", "PROJECTED_GRADIENT")
@@ -232,6 +239,9 @@ def structured_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarr
         w = w / w.sum() if w.sum() > 0 else np.full(n, 1.0 / max(n, 1))
     y, expected, history = y0, np.zeros(n), []
     for t in range(opts.numsteps + 1):  # PSL stops once the iteration count exceeds numsteps
+        if latent and t > 0:
+            prog.w = np.maximum(w, 0.0)[prog.rule_index]
+            observed = rule_incompatibility(prog, observed_state(prog, truth, y, map_method), n)
         y, expected = _map_incompatibility(prog, np.maximum(w, 0.0), n, map_method, y)
         safe = np.maximum(w, 1e-8)
         g = (observed - expected + 2.0 * opts.l2regularization * w - opts.negativelogregularization / safe
@@ -307,8 +317,11 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
         w, expected, history = voted_perceptron(prog, observed, w0, opts, counts, method_map, initial)
     else:
         idx = np.flatnonzero(soft)  # the simplex holds the soft rules only
-        sub_w, sub_exp, sub_hist = structured_perceptron(_reindexed(prog, idx, n), observed[idx], w0[idx], opts,
-                                                         method_map, initial)
+        sub_prog = _reindexed(prog, idx, n)
+        sub_prog.w = (w0[idx] / w0[idx].sum() if w0[idx].sum() > 0 else np.ones(len(idx)))[sub_prog.rule_index]
+        first = rule_incompatibility(sub_prog, observed_state(sub_prog, store.truth, initial, method_map), len(idx))
+        sub_w, sub_exp, sub_hist = structured_perceptron(sub_prog, first, w0[idx], opts, method_map, initial,
+                                                         store.truth)
         w, expected = np.zeros(n), np.zeros(n)
         w[idx], expected[idx] = sub_w, sub_exp
         history = [_scatter(h, idx, n) for h in sub_hist]

@@ -105,6 +105,21 @@ def test_structured_perceptron_mirror_step_equals_the_hand_computation(tmp_path)
     assert res.weights.sum() == pytest.approx(1.0)
 
 
+def test_structured_perceptron_recomputes_latent_atoms_every_step(tmp_path):
+    model, ds = tiny_model(tmp_path, truth="a\t1\n")  # L(b) latent
+    res = learn_weights(model, ds, "StructuredPerceptron", {"gradientdescent.numsteps": 2,
+                                                            "gradientdescent.runfulliterations": "true",
+                                                            "gradientdescent.negativeentropyregularization": 0})
+    w = np.array([0.5, 0.5])
+    for t in range(3):
+        latent_b = 0.3 * w[0] / w.sum()  # MAP of L(b) with L(a) fixed to its truth, current weights
+        g = incompatibilities_by_hand(1.0, latent_b) - incompatibilities_by_hand(*map_by_hand(*w)) - 1.0 / w
+        g = g * min(1.0, 25.0 / np.abs(g).max())
+        w = w * np.exp(-0.1 / (t + 1) * g)
+        w = w / w.sum()
+        np.testing.assert_allclose(res.history[t], w, atol=1e-8)
+
+
 def test_incompatibility_is_the_sum_of_ground_potentials(tmp_path):
     model, ds = tiny_model(tmp_path)
     model.ground(ds)
