@@ -40,7 +40,8 @@ METHODS = ("auto", "lbfgs", "admm", "qp")
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m xcore.psl",
-        description="Run a PSL project (MAP inference) and write the inferred values as PSL does.")
+        description="Run a PSL project (MAP inference, after weight learning with --learn) and write "
+                    "the inferred values as PSL does.")
     src = p.add_argument_group("project (one of)")
     src.add_argument("--config", "-c", metavar="X.json", help="PSL runtime config (JSON or YAML)")
     src.add_argument("--data", "-d", metavar="X.data", help="PSL .data file (with --model)")
@@ -179,7 +180,7 @@ def _absolute(path: str | None) -> str | None:
     return os.path.abspath(path) if path and os.path.isfile(path) else path
 
 
-LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn")
+LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn", "inference.normalize")
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str] | None:
