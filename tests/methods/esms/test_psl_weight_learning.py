@@ -278,6 +278,15 @@ def test_learn_on_a_data_file_then_infer_with_the_learned_model(tmp_path):
 
 
 @pytest.mark.slow
+def test_relative_config_path_with_a_folder(tmp_path):
+    """``--config cli/x.json`` from the project root (the reader alone resolved it to cli/cli/x.json)."""
+    write_planted(tmp_path)
+    res = run("--config", "cli/planted.json", "--learn", "StructuredPerceptron", "-o", "out", "-q", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["LABEL.txt", "planted-learned.psl"]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--learn", "MaxPseudoLikelihood"], "supported: MaxLikelihoodMPE, StructuredPerceptron"),
     (["--learn", "-D", "votedperceptron.numsteps=many"], "expected a number"),
