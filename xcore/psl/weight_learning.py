@@ -74,6 +74,8 @@ class VotedPerceptronOptions:
     inertia: float = 0.0
     l1regularization: float = 0.0
     l2regularization: float = 0.0
+    cutobjective: bool = False
+    """PSL's step halving on a worse training evaluation; only false is supported (no evaluator here)."""
 
     prefix = "votedperceptron"
 
@@ -121,6 +123,8 @@ def learner_options(method: str, options: Mapping[str, Any] | None = None):
         if out.extension not in ("MIRROR_DESCENT", "PROJECTED_GRADIENT", "NONE"):
             raise ConfigError(f"gradientdescent.extension must be MIRROR_DESCENT, PROJECTED_GRADIENT or NONE, "
                               f"not {out.extension!r}")
+    if isinstance(out, VotedPerceptronOptions) and out.cutobjective:
+        raise ConfigError("votedperceptron.cutobjective=true is not supported (it needs PSL's training evaluator)")
     if out.numsteps <= 0 or out.stepsize <= 0:
         raise ConfigError(f"{cls.prefix}.numsteps and {cls.prefix}.stepsize must be positive")
     return out
