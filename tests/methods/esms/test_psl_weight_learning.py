@@ -154,6 +154,9 @@ def test_method_names_and_options_are_checked():
     assert learner_options("StructuredPerceptron", {}) == GradientDescentOptions()
     with pytest.raises(ConfigError, match="votedperceptron.numsteps"):
         learner_options("MaxLikelihoodMPE", {"votedperceptron.numstep": 3})
+    assert learner_options("MaxLikelihoodMPE", {"votedperceptron.cutobjective": "false"}).cutobjective is False
+    with pytest.raises(ConfigError, match="cutobjective=true is not supported"):
+        learner_options("MaxLikelihoodMPE", {"votedperceptron.cutobjective": "true"})
     with pytest.raises(ConfigError, match="true or false"):
         learner_options("MaxLikelihoodMPE", {"votedperceptron.averagesteps": "yes"})
 
