@@ -16,4 +16,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "xcore.psl.stability": ["StabilityReport", "relational_stability", "stability_table"],
     "xcore.psl.templates": ["DEFAULT_TEMPLATES", "CandidateRules", "MetaTemplate", "explainable_fraction",
                             "fill_templates", "is_alpha_explainable", "prior_rules", "rule_key", "sample_rules"],
+    "xcore.psl.weight_learning": ["LearningResult", "learn_weights"],
 })

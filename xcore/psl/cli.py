@@ -9,6 +9,15 @@ shaped as PSL writes them: ``<PREDICATE IN UPPER CASE>.txt``, one line per targe
 arguments then its value, tab-separated. Without ``--output`` the values are printed as PSL
 prints them (``KNOWS('Anna', 'Bob') = 0.8``). ``--eval`` prints metrics against the truth.
 
+Weight learning (``--learn [METHOD]``, `xcore.psl.weight_learning`) runs as PSL users run it: learn
+the soft rules' weights on the learn split (its observations and the truth of its targets), write
+the learned rules in PSL's syntax to ``DIR/<project>-learned.psl`` (or the
+``runtime.learn.output.model.path`` option), then infer on the infer split with the learned
+weights: always for a project with learn and infer data (PSL's runtime learns, then infers), and
+with ``--infer`` for a single ``.data`` file (PSL 2's ``-l`` only learns; infer on the eval data
+with ``--model DIR/X-learned.psl --data X-eval.data``). Options come from the config's
+``options`` and ``learn.options`` and from ``-D key=value`` (``votedperceptron.numsteps=50``).
+
 Exit codes: 0 success, 2 bad input (the message names file, line and field; no traceback),
 1 internal error. Only what inference needs is imported (no torch, scikit-learn, plotly or
 streamlit), and only after the arguments are read.
@@ -31,7 +40,8 @@ METHODS = ("auto", "lbfgs", "admm", "qp")
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m xcore.psl",
-        description="Run a PSL project (MAP inference) and write the inferred values as PSL does.")
+        description="Run a PSL project (MAP inference, after weight learning with --learn) and write "
+                    "the inferred values as PSL does.")
     src = p.add_argument_group("project (one of)")
     src.add_argument("--config", "-c", metavar="X.json", help="PSL runtime config (JSON or YAML)")
     src.add_argument("--data", "-d", metavar="X.data", help="PSL .data file (with --model)")
@@ -45,10 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "constraints, else the HiGHS QP), lbfgs, admm, qp")
     p.add_argument("--split", choices=("infer", "learn"), default="infer",
                    help="which data split to run on (projects with learn/infer data)")
-    p.add_argument("--infer", "-i", action="store_true", help="run inference (the default; accepted for PSL)")
-    p.add_argument("--learn", "-l", nargs="?", const=True, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--infer", "-i", action="store_true",
+                   help="run inference (the default; after --learn on a single .data file, infer on it too)")
+    p.add_argument("--learn", "-l", nargs="?", const=True, default=None, metavar="METHOD",
+                   help="learn the rule weights on the learn split first (METHOD: MaxLikelihoodMPE, the "
+                        "default, or StructuredPerceptron; PSL's Java class names work too)")
     p.add_argument("-D", dest="options", action="append", default=[], metavar="KEY=VALUE",
-                   help="PSL option; accepted and ignored (xcore's solvers are exact)")
+                   help="PSL option: votedperceptron.* and gradientdescent.* steer --learn, "
+                        "runtime.learn.output.model.path names the learned model; others are accepted "
+                        "and ignored (xcore's solvers are exact)")
     p.add_argument("--int-ids", action="store_true", help="accepted for PSL; constants are text either way")
     p.add_argument("--quiet", "-q", action="store_true", help="no timing lines on stderr")
     return p
@@ -62,10 +77,20 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse prints its own message (exit 2) or the help (exit 0)
         return int(e.code or 0)
-    if args.learn is not None:
-        err.write("error: weight learning (--learn) is not part of this command; xcore learns weights "
-                  "with PSLModel.fit_weights\n")
+    options = parse_options(args.options)
+    if options is None:
+        err.write("error: -D takes KEY=VALUE (e.g. -D votedperceptron.numsteps=50)\n")
         return EXIT_BAD_INPUT
+    args.options = options
+    if args.learn is not None:
+        from xcore.errors import XcoreError
+        from xcore.psl.weight_learning import resolve_method
+
+        try:
+            args.learn = resolve_method(args.learn)
+        except XcoreError as e:
+            err.write(f"error: {e}\n")
+            return EXIT_BAD_INPUT
     if args.config and (args.data or args.model):
         err.write("error: give either --config, or --data with --model\n")
         return EXIT_BAD_INPUT
@@ -108,11 +133,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from xcore.psl.model import PSLModel
 
     lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
-    if args.options and not args.quiet:
-        err.write(f"note: PSL options ignored: {', '.join(args.options)}\n")
-    project = read_project(config=args.config, data=args.data, model=args.model, limits=UNLIMITED)
-    rules = project.parsed_rules(args.split)
-    ds = project.dataset(args.split, UNLIMITED)
+    project = read_project(config=_absolute(args.config), data=_absolute(args.data), model=args.model,
+                           limits=UNLIMITED)
+    ignored = [k for k in args.options if not k.lower().startswith(LEARNING_OPTION_PREFIXES)]
+    if ignored and not args.quiet:
+        err.write(f"note: PSL options ignored: {', '.join(f'{k}={args.options[k]}' for k in ignored)}\n")
+    split = args.split
+    if args.learn is not None:
+        from xcore.psl.learn_command import learn_from_project
+
+        with _native_stdout_silenced(out):
+            learned = learn_from_project(project, args, err)
+        lap("learn")
+        if not (args.infer or project.has_learn_split):
+            return EXIT_OK
+        rules, split = learned.infer_rules, "infer"
+    else:
+        rules = project.parsed_rules(split)
+    ds = project.dataset(split, UNLIMITED)
     lap("load")
     model = PSLModel(rules, inference=args.method, limit=None)
     model.ground(ds)
@@ -134,6 +172,26 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
                   f"energy {result.energy:.6g} ({result.method}); {phases}\n{cpu}\n")
     return EXIT_OK
+
+
+def _absolute(path: str | None) -> str | None:
+    """A path given on the command line, made absolute: the project reader resolves a relative
+    path against the folder of the file itself, which doubled ``cli/x.json`` into ``cli/cli/x.json``."""
+    return os.path.abspath(path) if path and os.path.isfile(path) else path
+
+
+LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn", "inference.normalize")
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str] | None:
+    """``-D key=value`` pairs as a dict (None when one has no ``=``)."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            return None
+        out[key.strip()] = value.strip()
+    return out
 
 
 class _native_stdout_silenced:

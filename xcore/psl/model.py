@@ -341,6 +341,13 @@ class PSLModel:
 
     fit = fit_weights
 
+    def learn_weights(self, dataset: RelationalDataset, method: str | None = None, options=None):
+        """Learn every soft rule's weight jointly as PSL's CLI does (MaxLikelihoodMPE by default, or
+        StructuredPerceptron; PSL option pairs in `options`); see `xcore.psl.weight_learning`."""
+        from xcore.psl.weight_learning import learn_weights
+
+        return learn_weights(self, dataset, method, options)
+
     def _reset_program_weights(self) -> None:
         if self.forms_ is not None and self.store_ is not None:
             self.program_ = assemble_program(self.forms_, self.rules, self.store_.n_targets)
