@@ -133,7 +133,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from xcore.psl.model import PSLModel
 
     lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
-    project = read_project(config=_absolute(args.config), data=_absolute(args.data), model=args.model,
+    project = read_project(config=args.config, data=args.data, model=args.model,
                            limits=UNLIMITED)
     ignored = [k for k in args.options if not k.lower().startswith(LEARNING_OPTION_PREFIXES)]
     if ignored and not args.quiet:
@@ -172,12 +172,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
                   f"energy {result.energy:.6g} ({result.method}); {phases}\n{cpu}\n")
     return EXIT_OK
-
-
-def _absolute(path: str | None) -> str | None:
-    """A path given on the command line, made absolute: the project reader resolves a relative
-    path against the folder of the file itself, which doubled ``cli/x.json`` into ``cli/cli/x.json``."""
-    return os.path.abspath(path) if path and os.path.isfile(path) else path
 
 
 LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn", "inference.normalize")

@@ -80,7 +80,7 @@ def read_project(source: Source | None = None, *, config: str | None = None, dat
         model = os.path.abspath(model)  # a path given on the command line is relative to the cwd
     if isinstance(source, (str, os.PathLike)) and Path(source).is_file() and suffix(str(source)) != ".zip":
         reader = ProjectFiles(None, disk=True, limits=limits or UNLIMITED)
-        path = str(source)
+        path = os.path.abspath(source)  # its files are found relative to its folder, not twice relative to the cwd
         raw = reader.read(path, path, path, None, "project")[1]
         return _from_file(path, raw, reader, model, lambda ref: reader.read(ref, path, path, None, "rules"))
     on_disk = isinstance(source, (str, os.PathLike)) and Path(source).is_dir()
