@@ -17,11 +17,18 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, LOGS, app_url, click_when_read
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
-def wait_idle(page, timeout: int = 120_000) -> None:
-    """Wait until the script run has ended (Streamlit's "Running" widget gone): while a rerun draws,
-    the previous pass's elements can stand beside the new ones."""
+SETTLED_JS = """() => !document.querySelector('[data-stale="true"]')
+    && ![...document.querySelectorAll('[data-testid="stStatusWidget"]')].some(e => e.offsetParent !== null)"""
+"""No element left from an earlier script pass (Streamlit marks them data-stale until the pass that
+replaces them ends) and no "Running" indicator."""
+
+
+def wait_idle(page, timeout: float = 120.0) -> None:
+    """Wait until the page has settled (twice, a second apart): while a rerun draws, the previous
+    pass's elements stand beside the new ones, so counts mean something only once it has ended."""
     time.sleep(0.5)
-    page.locator("[data-testid='stStatusWidget']").wait_for(state="hidden", timeout=timeout)
+    wait_until(lambda: page.evaluate(SETTLED_JS) and (time.sleep(1.0) or page.evaluate(SETTLED_JS)),
+               "the page to settle", timeout)
 
 
 def keep_evidence(page, name: str) -> None:
@@ -88,11 +95,10 @@ def test_cancel_a_long_run_then_run_again(app_url):  # noqa: F811
                 # the status box is replaced in place (never left stale): its label says the run ended
                 page.get_by_text("ESMS — explainable PSL: cancelled").wait_for(timeout=60_000)
                 assert time.time() - t < 45, "the run did not stop soon after Cancel"
-                # once the pass has ended, nothing of an earlier pass is left: one message, one caption,
-                # the previous results once
-                wait_until(lambda: page.get_by_text("was cancelled").count() == 1
-                           and page.get_by_text("the previous run on this data").count() == 1
-                           and page.get_by_text("Test MSE").count() == first_mse, "the page after a cancel")
+                wait_idle(page)  # then nothing of an earlier pass is left: one message, one caption, the results once
+                assert page.get_by_text("was cancelled").count() == 1
+                assert page.get_by_text("the previous run on this data").count() == 1
+                assert page.get_by_text("Test MSE").count() == first_mse
                 assert page.locator(".stException").count() == 0
             # a click for other settings while a run is going stops that run and starts the new one
             click_when_ready(page.get_by_role("button", name="Run search").first)
@@ -101,11 +107,12 @@ def test_cancel_a_long_run_then_run_again(app_url):  # noqa: F811
             time.sleep(2.0)
             press(page.get_by_role("button", name="Run search"))
             page.get_by_text("done in").first.wait_for(timeout=300_000)
-            wait_until(lambda: page.get_by_text("Test MSE").count() == first_mse
-                       and page.get_by_text("was cancelled").count() == 0
-                       and page.get_by_text("the previous run on this data").count() == 0
-                       and page.get_by_text("The settings changed since the last run").count() == 0,
-                       "the page after the new settings' run")
+            wait_idle(page)
+            assert page.get_by_text("Test MSE").count() == first_mse
+            # the end of the pass removed what it did not draw again: the cancel message, the captions
+            assert page.get_by_text("was cancelled").count() == 0
+            assert page.get_by_text("the previous run on this data").count() == 0
+            assert page.get_by_text("The settings changed since the last run").count() == 0
             assert page.locator(".stException").count() == 0
         except Exception:
             keep_evidence(page, "cancel-failure")
