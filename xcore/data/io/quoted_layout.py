@@ -75,13 +75,15 @@ def _structural(arr: np.ndarray, q: np.ndarray, first_opens: bool, sep: int) -> 
     """Whether the quotes at positions `q` (alternately opening and closing, the first opening
     when `first_opens`) each open at a field start or close before a field end; a quote next to
     another quote is half of a ``""`` escape (or an empty quoted field)."""
-    n = len(arr)
-    opening = np.zeros(len(q), dtype=bool)
-    opening[0 if first_opens else 1::2] = True
-    at = q[opening]
-    before = arr[np.maximum(at - 1, 0)]
-    if not ((at == 0) | (before == sep) | (before == NEWLINE) | (before == QUOTE)).all():
+    bound = np.zeros(256, dtype=bool)  # the bytes that may stand next to a structural quote
+    bound[[sep, NEWLINE, QUOTE]] = True
+    opening = 0 if first_opens else 1
+    at = q[opening::2]
+    if len(at) and at[0] == 0:  # a quote at the start of the text opens a field
+        at = at[1:]
+    if not bound[arr[at - 1]].all():
         return False
-    at = q[~opening]
-    after = arr[np.minimum(at + 1, n - 1)]
-    return bool(((at == n - 1) | (after == sep) | (after == NEWLINE) | (after == QUOTE)).all())
+    at = q[1 - opening::2]
+    if len(at) and at[-1] == len(arr) - 1:  # a quote at the end of the text closes one
+        at = at[:-1]
+    return bool(bound[arr[at + 1]].all())
