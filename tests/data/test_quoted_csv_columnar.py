@@ -172,3 +172,26 @@ def test_read_ragged_holds_no_decoded_copy_of_the_file() -> None:
     with pytest.raises(DataError) as err:
         columnar.read_ragged(data[:-3] + b"\xff\n", "p.txt", "\t")
     assert err.value.line == 60_000
+
+
+def test_tabular_text_columns_are_categorical() -> None:
+    """Text columns of ``ds.tabular`` hold a small code per cell, not a Python object per cell;
+    values, missing cells and the written CSV stay as they were."""
+    import io
+
+    import pandas as pd
+
+    from xcore.data.io.tabular import tabular_from_bytes
+
+    rows = ['"colour","size, cm","label"'] + [f'"{c}",{k},"{y}"' for c, k, y in
+                                             zip(["red", "blue", "?", "", 'say ""hi""'] * 400, range(2000), ["a", "b"] * 1000)]
+    ds = tabular_from_bytes("\n".join(rows).encode(), "t.csv", "t")
+    colour = ds.tabular["colour"]
+    assert isinstance(colour.dtype, pd.CategoricalDtype) and isinstance(ds.tabular["label"].dtype, pd.CategoricalDtype)
+    assert colour.memory_usage(deep=True, index=False) < 3 * len(colour) + 1000
+    assert colour.iloc[:5].tolist()[:2] == ["red", "blue"] and colour.iloc[2:4].isna().all()
+    assert colour.iloc[4] == 'say "hi"' and ds.tabular["size_cm"].dtype.kind == "i"
+    assert (colour == "red").sum() == 400 and colour.isna().sum() == 800
+    buf = io.StringIO()
+    ds.tabular.to_csv(buf, index=False)
+    assert buf.getvalue().splitlines()[1] == "red,0,a"
