@@ -113,7 +113,7 @@ def generate(fmt: str, size: int, folder: Path, seed: int = 0) -> Path:
             lines = np.char.add(np.char.add(lines, ","), c)
         path, header = folder / "table.csv", ",".join([f"f{i}" for i in range(8)] + ["label"]) + "\n"
     elif fmt in ("quoted_csv", "quoted_tabular"):  # every text cell quoted; a few hold "", commas
-        n = size // (40 if fmt == "quoted_csv" else 44)
+        n = size // 34  # rows of about 38 bytes: the file is cut at `size`
         odd = rng.random(n) < 0.01
 
         def quoted(texts: np.ndarray, plain: bool = False) -> np.ndarray:
