@@ -238,7 +238,7 @@ def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
                                                  strings_can_be_null=False, check_utf8=False),
             memory_pool=POOL)
     except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
-        if bad and (bad[0][0] > 0 or not quoted):  # the first record and the first bad one: what the loaders report
+        if bad and (bad[0][0] > 0 or not quoted):  # the first record and the first bad one
             return Records([pa.chunked_array([[f.strip()]], pa.string()) for f in header],
                            np.array([header_line]), bad[0])
         if quoted:
@@ -250,7 +250,7 @@ def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
     columns = [table.column(j) for j in range(width)]
     del table
     # a quoted field may hold the separator (a tab is whitespace) and line breaks: strip those too
-    trim = _has_spaces(data, '"') or layout.multiline if quoted else _has_spaces(data, sep)
+    trim = _has_spaces(data, None) or layout.multiline if quoted else _has_spaces(data, sep)
     if encoded:  # one column at a time, so only one column's codes are ever held twice
         records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
         POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
@@ -401,15 +401,15 @@ _SPACE_LEADS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
 _NOT_SPACE_LEADS = bytes(b for b in range(256) if b not in _SPACE_LEADS)
 
 
-def _has_spaces(data: bytes, sep: str) -> bool:
-    """Whether `data` may hold whitespace other than `sep` and line breaks (then fields need
+def _has_spaces(data: bytes, sep: str | None) -> bool:
+    """Whether `data` may hold whitespace other than `sep` (None: any) and line breaks (then fields need
     stripping): ASCII whitespace bytes, or one of the Unicode spaces (U+0085, U+00A0, U+1680,
     U+2000.., U+3000). One C pass keeps the bytes that may start one (a regex over 50 MiB took
     1.4 s); the multi-byte ones are looked for only when such lead bytes occur."""
     # a block at a time: bytes.translate sizes its result like its input before shrinking it
     leads = b"".join(data[s:s + TEXT_BLOCK_BYTES].translate(None, _NOT_SPACE_LEADS)
                      for s in range(0, len(data), TEXT_BLOCK_BYTES))
-    if len(sep.encode()) == 1:
+    if sep is not None and len(sep.encode()) == 1:
         leads = leads.replace(sep.encode(), b"")
     if not leads:
         return False
