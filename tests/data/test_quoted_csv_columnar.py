@@ -94,7 +94,8 @@ def quoted_files(draw) -> tuple[bytes, str, bool]:
     return (bom + text).encode(), sep, clean
 
 
-@settings(max_examples=400, deadline=None, derandomize=True,
+@pytest.mark.slow
+@settings(max_examples=250, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(quoted_files(), st.booleans(), st.sampled_from([None, 7]))
 def test_columnar_quoted_csv_equals_csv_module(case, encoded, scan_block) -> None:
