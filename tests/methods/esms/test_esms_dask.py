@@ -98,10 +98,14 @@ def test_a_cluster_restart_mid_search_resubmits_the_lost_tasks(data, local, clie
 
     def restart_after_first(fraction: float, message: str) -> None:
         if "evaluated" in message and not restarted:
-            client.restart()  # every worker restarts: queued tasks and the scattered blocks are lost
+            # every worker restarts: queued tasks and the scattered blocks are lost. Not waiting for the
+            # workers here: on a loaded machine one took over 120 s to come back, and the search itself
+            # must wait for them (its resubmitted tasks run when they are back)
+            client.restart(wait_for_workers=False)
             restarted.append(message)
 
     remote = search(client).fit(*data, progress=restart_after_first)
     assert restarted
     assert remote.best_score_ == local.best_score_
     np.testing.assert_array_equal(remote.history_["score"], local.history_["score"])
+    client.wait_for_workers(2, timeout=300)  # the cluster is whole again afterwards
