@@ -112,3 +112,45 @@ def wrap_label(text: str, width: int, lines: int = 2) -> str:
         last = out[-1]
         out[-1] = (last[: width - 1].rstrip() if len(last) >= width else last) + "…"
     return "<br>".join(out)
+
+
+POSITIONS = ("top center", "bottom center", "middle right", "middle left")
+"""Where a node's label may go, in order of preference."""
+
+
+def hits(box: np.ndarray, others: np.ndarray, gap: float = 1.0) -> int:
+    """How many of `others` (boxes [x0, y0, x1, y1]) the box meets (closer than `gap` px)."""
+    o = np.asarray(others, dtype=float).reshape(-1, 4)
+    apart = (o[:, 0] >= box[2] + gap) | (box[0] >= o[:, 2] + gap) | (o[:, 1] >= box[3] + gap) | (box[1] >= o[:, 3] + gap)
+    return int((~apart).sum())
+
+
+def place_labels(xy: np.ndarray, texts: list[str], markers: list[float], fonts: list[float],
+                 x_range: tuple[float, float], y_range: tuple[float, float],
+                 fixed: np.ndarray | None = None) -> tuple[list[str], np.ndarray, int]:
+    """Greedy label placement in pixels: each node's label (longest first) takes the first of `POSITIONS`
+    that stays inside the plot and meets no label placed so far, no other marker and no `fixed` box
+    (e.g. edge labels). Returns the positions, the label boxes and how many labels found no free place."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    n = len(xy)
+    half = np.asarray(markers, dtype=float)[:, None] / 2
+    marks = np.c_[xy - half, xy + half]
+    fixed = np.zeros((0, 4)) if fixed is None else np.asarray(fixed, dtype=float).reshape(-1, 4)
+    chosen = ["top center"] * n
+    boxes = np.zeros((n, 4))
+    placed = np.zeros(n, dtype=bool)
+    conflicts = 0
+    for i in sorted(range(n), key=lambda j: (-text_size(texts[j], fonts[j])[0], j)):
+        others = np.vstack([np.delete(marks, i, axis=0), fixed, boxes[placed]])
+        best = None
+        for position in POSITIONS:
+            box = label_box(*xy[i], texts[i], position, fonts[i], markers[i])
+            cost = hits(box, others) + 4 * len(outside(box[None], x_range, y_range))
+            if best is None or cost < best[0]:
+                best = (cost, position, box)
+            if cost == 0:
+                break
+        assert best is not None
+        conflicts += best[0] > 0
+        chosen[i], boxes[i], placed[i] = best[1], best[2], True
+    return chosen, boxes, conflicts
