@@ -42,9 +42,9 @@ def pattern_figure(atoms: list[str], highlight: str | None = None, title: str | 
     if not g.number_of_nodes():
         return empty_figure("nothing to draw", title)
     nodes = list(g.nodes)
-    full = {n: f"{n}<br>{', '.join(g.nodes[n].get('types', []))}" for n in nodes}
-    texts = {n: wrap_label(n, 24, lines=1) + "<br>" + wrap_label(", ".join(g.nodes[n].get("types", [])), 24, lines=1)
-             for n in nodes}
+    types = {n: ", ".join(g.nodes[n].get("types", [])) for n in nodes}
+    full = {n: f"{n}<br>{types[n]}" if types[n] else str(n) for n in nodes}
+    texts = {n: "<br>".join(wrap_label(t, 24, lines=1) for t in (str(n), types[n]) if t) for n in nodes}
     relations: dict[tuple, list[str]] = {}
     for u, v, d in g.edges(data=True):
         relations.setdefault((u, v), []).append(d["label"])
@@ -61,7 +61,8 @@ def pattern_figure(atoms: list[str], highlight: str | None = None, title: str | 
     fig = go.Figure([
         go.Scatter(x=ex, y=ey, mode="lines", line={"width": 2, "color": "#999"}, hoverinfo="skip", showlegend=False),
         go.Scatter(x=lay.edge_xy[:, 0].tolist(), y=lay.edge_xy[:, 1].tolist(), mode="text",
-                   text=[t for _, _, t in edges], textfont={"size": LABEL_FONT}, hoverinfo="skip", showlegend=False),
+                   text=[t if pos[v][0] >= pos[u][0] else "← " + t[:-2] for u, v, t in edges],  # arrow to the target
+                   textfont={"size": LABEL_FONT}, hoverinfo="skip", showlegend=False),
         go.Scatter(x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes], mode="markers+text",
                    text=[texts[n] for n in nodes], textposition=[lay.textposition[n] for n in nodes],
                    textfont={"size": LABEL_FONT}, marker={"size": [size[n] for n in nodes], "color": colour},

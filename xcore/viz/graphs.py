@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from typing import Any
 
 import networkx as nx
@@ -13,7 +14,7 @@ import plotly.graph_objects as go
 from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
-from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM, wrap_label
+from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM
 from xcore.viz.ring_layout import RingLayout, ring_layout
 
 TITLE_FONT = 15
@@ -222,7 +223,10 @@ def title_lines(title: str, width: float, font: float = 0.0) -> tuple[str, float
     """`title` wrapped to the figure width (up to three lines) and the top margin it needs (px)."""
     font = font or TITLE_FONT
     chars = max(10, int((width - 20) // (CHAR_EM * font)))
-    text = wrap_label(html.escape(title, quote=False), chars, lines=3) if title else ""
+    lines_ = textwrap.wrap(" ".join(title.split()), chars, break_on_hyphens=False) if title else []
+    if len(lines_) > 3:
+        lines_ = lines_[:2] + [truncate(" ".join(lines_[2:]), chars)]
+    text = "<br>".join(html.escape(line, quote=False) for line in lines_)
     lines = text.count("<br>") + 1 if text else 0
     return text, 16 + lines * LINE_EM * font
 

@@ -64,7 +64,7 @@ def ellipse_points(n: int, a: float, b: float, start: float = math.pi / 2) -> np
 def item_ring(n: int, spacing: float) -> tuple[float, float]:
     """Half-axes (a, b) of the inner ring holding `n` items `spacing` px apart: a circle while it is
     narrow enough, else an upright ellipse `ITEM_HALF_WIDTH` wide (atoms' labels keep the width)."""
-    if n <= 1:
+    if n == 0:
         return 0.0, 0.0
     need = n * spacing  # perimeter
     r = max(36.0, need / (2 * math.pi))

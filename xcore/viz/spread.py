@@ -57,7 +57,8 @@ def spread_layout(pos: dict[Hashable, np.ndarray], texts: dict[Hashable, str], m
     pad_y = max([sizes[n][1] for n in nodes] + [markers[n] for n in nodes]) + markers_offset(markers)
     inner_w = max(canvas0.plot_width - 2 * pad_x, 40.0)
     span = hi - lo
-    inner_h = float(np.clip(inner_w * (span[1] / span[0] if span[0] > 1e-12 else 1.0), 80.0, inner_w))
+    tall = min(inner_w, 110.0 * np.sqrt(len(nodes)))  # a few nodes need no full-width square
+    inner_h = float(np.clip(inner_w * (span[1] / span[0] if span[0] > 1e-12 else 1.0), 80.0, tall))
     while True:
         px = {n: np.array([pad_x + u[0] * inner_w, pad_y + u[1] * inner_h]) for n, u in zip(nodes, unit)}
         canvas = Canvas(width, inner_h + 2 * pad_y + top + bottom, top=top, bottom=bottom)
