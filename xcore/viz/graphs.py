@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 import textwrap
 from typing import Any
@@ -226,7 +225,7 @@ def title_lines(title: str, width: float, font: float = 0.0) -> tuple[str, float
     lines_ = textwrap.wrap(" ".join(title.split()), chars, break_on_hyphens=False) if title else []
     if len(lines_) > 3:
         lines_ = lines_[:2] + [truncate(" ".join(lines_[2:]), chars)]
-    text = "<br>".join(html.escape(line, quote=False) for line in lines_)
+    text = "<br>".join(lines_)  # as given (plotly shows "<-" as text), one line per <br>
     lines = text.count("<br>") + 1 if text else 0
     return text, 16 + lines * LINE_EM * font
 
