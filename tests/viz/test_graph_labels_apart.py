@@ -198,3 +198,25 @@ def test_largest_bundled_rule_patterns_keep_labels_apart():
         assert len([x for t in fig.data if t.mode == "markers+text" for x in t.x]) >= 2
         for width in WIDTHS:
             assert_legible(fig, width)
+
+
+def test_wrapped_labels_fit_their_width_and_say_when_cut():
+    from xcore.viz.labels import wrap_label
+
+    assert wrap_label("rated(u00, i102)", 20) == "rated(u00, i102)"
+    two = wrap_label("same_restaurant(r003, r011)", 16)
+    assert two == "same_restaurant(<br>r003, r011)"  # broken after "(", nothing lost
+    cut = wrap_label("a_very_long_predicate_name(with, many, arguments, here)", 12)
+    lines = cut.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= 12 for line in lines) and cut.endswith("…")
+
+
+def test_greedy_placement_moves_a_label_off_its_neighbour():
+    from xcore.viz.labels import place_labels
+
+    xy = np.array([[100.0, 100.0], [110.0, 100.0]])  # two markers 10 px apart, long labels
+    positions, boxes, conflicts = place_labels(xy, ["left-hand label", "right-hand label"], [10, 10], [12, 12],
+                                               (0.0, 460.0), (0.0, 300.0))
+    assert conflicts == 0 and positions[0] != positions[1]
+    a, b = boxes
+    assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
