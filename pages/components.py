@@ -20,7 +20,7 @@ from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError
-from xcore.explain.text import explanation_text
+from xcore.explain.text import explanation_markdown
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.explain.global_view import global_importance
@@ -137,8 +137,11 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     if side is not None:
         st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
-    st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items")
-    st.text(explanation_text(exp, k=min(3, k)))
+    st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items", column_config={
+        "natural": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+        "text": st.column_config.TextColumn(width="medium")})
+    # the table cuts long cells: the top-k reasons in full, as a numbered list that wraps
+    st.markdown(explanation_markdown(exp, k=k))
     explanation_card_download(exp, key)
 
 

@@ -131,7 +131,7 @@ def test_method_pages_in_real_browser(app_url):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for path, load, run, shown in METHOD_PAGES:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page = browser.new_page(viewport={"width": 1400, "height": 4400})  # tall: the graph and the reasons in words too
             page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
             click_when_ready(page.get_by_role("button", name=load).first)
             page.get_by_role("button", name=load).first.wait_for(state="detached", timeout=120_000)
@@ -139,7 +139,7 @@ def test_method_pages_in_real_browser(app_url):
             click_when_ready(page.get_by_role("button", name=run, exact=True).first)
             page.get_by_text(shown).first.wait_for(timeout=300_000)
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-            time.sleep(2.0)  # let plotly finish drawing
+            time.sleep(6.0)  # let plotly finish drawing (the tall page has many figures)
             assert page.locator(".stException").count() == 0
             signed = page.get_by_text("pushes up").count() + page.get_by_text("pushes down").count()
             if path in UNSIGNED:

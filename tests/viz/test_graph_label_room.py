@@ -12,6 +12,7 @@ import numpy as np
 from xcore.nlil.viz import pattern_figure
 from xcore.viz import explanation_graph_figure, predicate_graph_figure
 
+from test_graph_labels_apart import assert_legible
 from test_viz import ground_rules
 
 
@@ -44,6 +45,7 @@ def test_predicate_graph_leaves_room_above_and_below():
 
 def test_rule_pattern_keeps_the_highlighted_entity_label():
     fig = pattern_figure(["has_car(east1, car_12)", "short(car_12)", "closed(car_12)"], highlight="east1")
-    assert_room(fig, 0.1, 0.25)
+    for width in (460, 600):
+        assert_legible(fig, width)  # every label inside the plot, none on another
     nodes = next(t for t in fig.data if t.mode == "markers+text")
     assert any(str(label).startswith("east1") for label in nodes.text)

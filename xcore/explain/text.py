@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from xcore.explain.types import Explanation
 
 
@@ -9,24 +11,58 @@ def _value(v: float | None) -> str:
     return "unknown" if v is None else f"{v:.3f}"
 
 
-def explanation_text(exp: Explanation, k: int = 3) -> str:
-    """A short paragraph: the target, its prediction (and truth), then the top-`k` reasons with scores
-    and, for signed scores, the direction each one pushes."""
+def _head(exp: Explanation) -> str:
+    """The target, its prediction (and truth) and the explanation's note, as one sentence."""
     head = f"{exp.target_text or exp.target}: predicted {_value(exp.prediction)}"
     if exp.truth is not None:
         head += f", true {_value(exp.truth)}"
     note = exp.meta.get("note")
     if isinstance(note, str) and note:
         head += f". {note}"
-    if not exp.items:
-        return head + ". No item explains this prediction (nothing exerts any influence on it)."
+    return head
+
+
+def _reasons(exp: Explanation, k: int) -> tuple[str, list[str]]:
+    """The lead-in of the reasons list and one line per top-`k` reason: its full natural text (the
+    canonical text when it has none), its score and, for signed scores, the direction it pushes."""
     spec = exp.score_spec
     label = spec.label if spec is not None else "score"
-    lines = [head + f". The {min(k, exp.n_items)} strongest reasons (by {label}):"]
-    for rank, it in enumerate(exp.top(k), start=1):
-        words = it.natural or it.text
+    lines = []
+    for it in exp.top(k):
         direction = ""
         if spec is not None and spec.signed and it.score != 0:
             direction = ", pushes it up" if it.score > 0 else ", pushes it down"
-        lines.append(f"{rank}. {words} ({label} {it.score:.3g}{direction})")
-    return "\n".join(lines)
+        lines.append(f"{it.natural or it.text} ({label} {it.score:.3g}{direction})")
+    return f"The {min(k, exp.n_items)} strongest reasons (by {label}):", lines
+
+
+NO_REASON = "No item explains this prediction (nothing exerts any influence on it)."
+
+
+def explanation_text(exp: Explanation, k: int = 3) -> str:
+    """A short paragraph: the target, its prediction (and truth), then the top-`k` reasons with scores
+    and, for signed scores, the direction each one pushes."""
+    head = _head(exp)
+    if not exp.items:
+        return f"{head}. {NO_REASON}"
+    lead, lines = _reasons(exp, k)
+    return "\n".join([f"{head}. {lead}"] + [f"{rank}. {line}" for rank, line in enumerate(lines, start=1)])
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:])")
+
+
+def markdown_escape(text: str) -> str:
+    """`text` shown literally by Markdown (Streamlit's too: no emphasis, links, LaTeX or emoji codes)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def explanation_markdown(exp: Explanation, k: int = 10) -> str:
+    """`explanation_text` as Markdown: the sentence, then the top-`k` reasons as a numbered list whose
+    items wrap, so each reason's natural text is readable in full (tables cut long cells)."""
+    head = markdown_escape(_head(exp))
+    if not exp.items:
+        return f"{head}. {markdown_escape(NO_REASON)}"
+    lead, lines = _reasons(exp, k)
+    return "\n".join([f"{head}. {markdown_escape(lead)}", ""] +
+                     [f"{rank}. {markdown_escape(line)}" for rank, line in enumerate(lines, start=1)])

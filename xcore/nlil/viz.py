@@ -8,7 +8,9 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from xcore.viz.common import empty_figure, styled
-from xcore.viz.graphs import graph_layout, label_room
+from xcore.viz.graphs import TITLE_FONT, graph_layout, title_lines
+from xcore.viz.labels import DESIGN_WIDTH, LABEL_FONT, wrap_label
+from xcore.viz.spread import spread_layout
 
 _ATOM = re.compile(r"^\s*([A-Za-z_]\w*)\(([^,()]+)(?:,\s*([^,()]+))?\)\s*$")
 
@@ -29,33 +31,48 @@ def pattern_graph(atoms: list[str]) -> nx.MultiDiGraph:
     return g
 
 
-def pattern_figure(atoms: list[str], highlight: str | None = None, title: str | None = None) -> go.Figure:
+def pattern_figure(atoms: list[str], highlight: str | None = None, title: str | None = None,
+                   width: float = DESIGN_WIDTH) -> go.Figure:
     """The atoms as a graph: nodes are terms (variables or entities) with their types, edges relations;
-    `highlight` (the head's X or the explained entity) is drawn larger and in the accent colour."""
+    `highlight` (the head's X or the explained entity) is drawn larger and in the accent colour.
+
+    Laid out in pixels for a figure `width` px wide: each node's label goes where it meets no other
+    label, marker or relation name (the figure grows taller until it does); the hover shows it in full."""
     g = pattern_graph(atoms)
     if not g.number_of_nodes():
         return empty_figure("nothing to draw", title)
-    pos = graph_layout(nx.Graph(g), seed=0)
-    ex, ey, tx, ty, tt = [], [], [], [], []
-    for u, v, d in g.edges(data=True):
-        (x0, y0), (x1, y1) = pos[u], pos[v]
-        ex += [x0, x1, None]
-        ey += [y0, y1, None]
-        tx.append(x0 * 0.45 + x1 * 0.55)
-        ty.append(y0 * 0.45 + y1 * 0.55)
-        tt.append(f"{d['label']} →")
     nodes = list(g.nodes)
-    labels = [f"{n}<br>{', '.join(g.nodes[n].get('types', []))}" for n in nodes]
+    types = {n: ", ".join(g.nodes[n].get("types", [])) for n in nodes}
+    full = {n: f"{n}<br>{types[n]}" if types[n] else str(n) for n in nodes}
+    texts = {n: "<br>".join(wrap_label(t, 24, lines=1) for t in (str(n), types[n]) if t) for n in nodes}
+    relations: dict[tuple, list[str]] = {}
+    for u, v, d in g.edges(data=True):
+        relations.setdefault((u, v), []).append(d["label"])
+    edges = [(u, v, wrap_label(", ".join(labels), 24, lines=1) + " →") for (u, v), labels in relations.items()]
+    size = {n: 30 if n == highlight else 20 for n in nodes}
+    heading, top = title_lines(title or "", width)
+    lay = spread_layout(graph_layout(nx.Graph(g), seed=0), texts, size, edges, width=width, top=top)
+    pos = lay.pos
+    ex, ey = [], []
+    for u, v, _ in edges:
+        ex += [pos[u][0], pos[v][0], None]
+        ey += [pos[u][1], pos[v][1], None]
     colour = ["#d62728" if n == highlight else "#1f77b4" for n in nodes]
-    size = [30 if n == highlight else 20 for n in nodes]
     fig = go.Figure([
         go.Scatter(x=ex, y=ey, mode="lines", line={"width": 2, "color": "#999"}, hoverinfo="skip", showlegend=False),
-        go.Scatter(x=tx, y=ty, mode="text", text=tt, textfont={"size": 12}, hoverinfo="skip", showlegend=False),
-        go.Scatter(x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes], mode="markers+text", text=labels,
-                   textposition="top center", marker={"size": size, "color": colour}, hovertext=labels,
-                   hoverinfo="text", showlegend=False),
+        go.Scatter(x=lay.edge_xy[:, 0].tolist(), y=lay.edge_xy[:, 1].tolist(), mode="text",
+                   text=[t if pos[v][0] >= pos[u][0] else "← " + t[:-2] for u, v, t in edges],  # arrow to the target
+                   textfont={"size": LABEL_FONT}, hoverinfo="skip", showlegend=False),
+        go.Scatter(x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes], mode="markers+text",
+                   text=[texts[n] for n in nodes], textposition=[lay.textposition[n] for n in nodes],
+                   textfont={"size": LABEL_FONT}, marker={"size": [size[n] for n in nodes], "color": colour},
+                   hovertext=[full[n] for n in nodes], hoverinfo="text", showlegend=False),
     ])
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    label_room(fig, pos, x_pad=0.15, y_pad=0.3)  # two-line labels above the nodes
-    return styled(fig, title)
+    canvas = lay.canvas
+    fig.update_xaxes(visible=False, range=list(lay.x_range()))
+    fig.update_yaxes(visible=False, range=list(lay.y_range()))
+    fig.update_layout(height=round(canvas.height),
+                      margin=dict(l=canvas.left, r=canvas.right, t=canvas.top, b=canvas.bottom))
+    fig.update_traces(cliponaxis=False)
+    styled(fig, heading or None)
+    return fig.update_layout(title=dict(font=dict(size=TITLE_FONT)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import networkx as nx
@@ -12,6 +13,11 @@ import plotly.graph_objects as go
 from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
+from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM
+from xcore.viz.ring_layout import RingLayout, ring_layout
+
+TITLE_FONT = 15
+"""Title size (px) of graph figures: their titles are wrapped to the figure's width."""
 
 def target_node(explanation: Explanation) -> tuple[str, str]:
     """The node id of the explained target in `explanation_graph`."""
@@ -86,11 +92,6 @@ def radial_layout(g: nx.Graph, centre: Any, min_gap: float = 0.32) -> dict[Any, 
     return pos
 
 
-def text_positions(pos: dict[Any, np.ndarray], nodes: list) -> list[str]:
-    """Labels placed outwards: right of nodes on the right half, left of those on the left."""
-    return ["middle right" if pos[n][0] >= 0 else "middle left" for n in nodes]
-
-
 def label_room(fig: go.Figure, pos: dict[Any, np.ndarray], x_pad: float = 0.4, y_pad: float = 0.15) -> go.Figure:
     """Axis ranges with room for node labels around the layout, and labels never clipped at the plot edge.
 
@@ -124,14 +125,18 @@ def _segments(pos: dict, edges: list[tuple[Any, Any]]) -> tuple[list, list]:
     return xs, ys
 
 
-def _node_trace(g: nx.Graph, pos: dict, nodes: list, name: str, colour: str, size: float,
-                symbol: str, labels: list[str], hovers: list[str], outward: bool = False) -> go.Scatter:
+def _node_trace(g: nx.Graph, lay: RingLayout, nodes: list, name: str, colour: str, symbol: str,
+                hovers: list[str]) -> go.Scatter:
+    """Markers with their labels as `ring_layout` placed them (the full text is in the hover)."""
     return go.Scatter(
-        x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
-        mode="markers+text", name=name, text=labels,
-        textposition=text_positions(pos, nodes) if outward else "top center",
+        x=[float(lay.pos[n][0]) for n in nodes], y=[float(lay.pos[n][1]) for n in nodes],
+        mode="markers+text", name=name, text=[lay.labels.get(n, "") for n in nodes],
+        textposition=[lay.textposition.get(n, "top center") for n in nodes],
+        textfont=dict(size=[lay.font.get(n, LABEL_FONT) for n in nodes],
+                      color="white" if symbol == "square" else theme.OUTLINE),
         hovertext=hovers, hoverinfo="text", customdata=[g.nodes[n]["text"] for n in nodes],
-        marker=dict(color=colour, size=size, symbol=symbol, line=dict(color=theme.OUTLINE, width=1)),
+        marker=dict(color=colour, size=[lay.marker[n] for n in nodes], symbol=symbol,
+                    line=dict(color=theme.OUTLINE, width=1)),
     )
 
 
@@ -149,20 +154,35 @@ def _atom_hover(d: dict) -> str:
 
 def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed: int = 0,
                              head_atoms: bool = True, label_width: int = 28,
-                             title: str | None = None) -> go.Figure:
+                             title: str | None = None, width: float = DESIGN_WIDTH) -> go.Figure:
     """Plotly network of `explanation_graph`: one edge trace per item, then node traces.
 
     Edge traces (named ``item <rank>``) are coloured by the item's explainable flag with width
     linear in |score|. Node traces, in order and only when non-empty: "observed atoms",
     "open atoms", "atoms" (status unknown), "explainable items", "non-explainable items", "target".
-    Hover text shows each item's canonical and natural-language text.
+    Hover text shows each item's canonical and natural-language text. Laid out in pixels by
+    `ring_layout` for a figure `width` px wide (labels wrapped to fit, none overlapping; the height
+    grows with the number of atoms); a wider column only adds room around it.
     """
     g = explanation_graph(explanation, k=k, head_atoms=head_atoms)
     title = title if title is not None else f"Explanation of {truncate(explanation.target, 80)}"
     t = target_node(explanation)
-    pos = radial_layout(g, t) if t in g else graph_layout(g, seed=seed)
-    fig = go.Figure()
     items = [n for n, d in g.nodes(data=True) if d["kind"] == "item"]
+    atoms = [(n, d) for n, d in g.nodes(data=True) if d["kind"] == "atom"]
+    groups = [
+        ("observed atoms", [n for n, d in atoms if d["observed"] is True], theme.OBSERVED),
+        ("open atoms", [n for n, d in atoms if d["observed"] is False], theme.OPEN),
+        ("atoms", [n for n, d in atoms if d["observed"] is None], theme.UNKNOWN),
+    ]
+    item_groups = [(name, [n for n in items if g.nodes[n]["explainable"] is flag], flag)
+                   for name, flag in (("explainable items", True), ("non-explainable items", False))]
+    legend = [name for name, nodes, _ in groups + item_groups if nodes] + ["target"]
+    heading, top = title_lines(title, width)
+    texts = {n: d["text"] for n, d in atoms} | {n: f"#{g.nodes[n]['rank']}" for n in items}
+    lay = ring_layout(g, t, texts, width=width, label_width=label_width, top=top,
+                      bottom=legend_height(legend, width))
+    pos = lay.pos
+    fig = go.Figure()
     max_abs = max((abs(g.nodes[n]["score"]) for n in items), default=0.0)
     for n in items:
         d = g.nodes[n]
@@ -171,40 +191,54 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
             x=xs, y=ys, mode="lines", name=f"item {d['rank']}", showlegend=False, hoverinfo="skip",
             opacity=0.7, line=dict(color=theme.explainable_colour(d["explainable"]),
                                    width=edge_width(abs(d["score"]), max_abs))))
-    atoms = [(n, d) for n, d in g.nodes(data=True) if d["kind"] == "atom"]
-    groups = [
-        ("observed atoms", [n for n, d in atoms if d["observed"] is True], theme.OBSERVED),
-        ("open atoms", [n for n, d in atoms if d["observed"] is False], theme.OPEN),
-        ("atoms", [n for n, d in atoms if d["observed"] is None], theme.UNKNOWN),
-    ]
     for name, nodes, colour in groups:
         if nodes:
-            fig.add_trace(_node_trace(g, pos, nodes, name, colour, 12, "circle",
-                                      [truncate(g.nodes[n]["text"], label_width) for n in nodes],
-                                      [_atom_hover(g.nodes[n]) for n in nodes], outward=True))
-    for name, flag in (("explainable items", True), ("non-explainable items", False)):
-        nodes = [n for n in items if g.nodes[n]["explainable"] is flag]
+            fig.add_trace(_node_trace(g, lay, nodes, name, colour, "circle",
+                                      [_atom_hover(g.nodes[n]) for n in nodes]))
+    for name, nodes, flag in item_groups:
         if nodes:
-            fig.add_trace(_node_trace(g, pos, nodes, name, theme.explainable_colour(flag), 16, "square",
-                                      [f"#{g.nodes[n]['rank']}" for n in nodes],
+            fig.add_trace(_node_trace(g, lay, nodes, name, theme.explainable_colour(flag), "square",
                                       [_item_hover(g.nodes[n]) for n in nodes]))
     td = g.nodes[t]
     values = [f"prediction {fmt(td['prediction'])}" if td["prediction"] is not None else "",
               f"truth {fmt(td['truth'])}" if td["truth"] is not None else ""]
-    radial = t in g  # the target at the centre, where every edge meets: the title names it, no label
-    fig.add_trace(_node_trace(g, pos, [t], "target", theme.TARGET, 24, "star",
-                              ["" if radial else truncate(td["text"], label_width)],
+    # the target at the centre, where every edge meets: the title names it, no label
+    fig.add_trace(_node_trace(g, lay, [t], "target", theme.TARGET, "star",
                               [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
+    canvas = lay.canvas
+    fig.update_xaxes(visible=False, range=list(lay.x_range()))
+    fig.update_yaxes(visible=False, range=list(lay.y_range()), scaleanchor="x", scaleratio=1)
     # the legend below the graph, so a graph in a narrow column keeps its width for the labels
-    fig.update_layout(hovermode="closest", showlegend=True, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.02, xanchor="center", x=0.5))
-    # atom labels sit beside their nodes, outwards: room in proportion to the longest one, so that in a
-    # narrow column (where the width decides the scale) the outermost labels still fit
-    longest = max((len(truncate(d["text"], label_width)) for _, d in atoms), default=0)
-    label_room(fig, pos, x_pad=max(0.45, 0.045 * longest), y_pad=0.12)
-    return styled(fig, title)
+    fig.update_layout(hovermode="closest", showlegend=True, height=round(canvas.height),
+                      margin=dict(l=canvas.left, r=canvas.right, t=canvas.top, b=canvas.bottom),
+                      legend=dict(orientation="h", yanchor="top", y=-0.01, xanchor="center", x=0.5))
+    fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
+    styled(fig, heading)
+    fig.update_layout(title=dict(font=dict(size=TITLE_FONT)))
+    return fig
+
+
+def title_lines(title: str, width: float, font: float = 0.0) -> tuple[str, float]:
+    """`title` wrapped to the figure width (up to three lines) and the top margin it needs (px)."""
+    font = font or TITLE_FONT
+    chars = max(10, int((width - 20) // (CHAR_EM * font)))
+    lines_ = textwrap.wrap(" ".join(title.split()), chars, break_on_hyphens=False) if title else []
+    if len(lines_) > 3:
+        lines_ = lines_[:2] + [truncate(" ".join(lines_[2:]), chars)]
+    text = "<br>".join(lines_)  # as given (plotly shows "<-" as text), one line per <br>
+    lines = text.count("<br>") + 1 if text else 0
+    return text, 16 + lines * LINE_EM * font
+
+
+def legend_height(names: list[str], width: float, font: float = LABEL_FONT) -> float:
+    """Bottom margin (px) for a horizontal legend of `names` below a plot `width` px wide."""
+    entries = [len(n) * CHAR_EM * font + 45 for n in names]
+    rows, used = 1, 0.0
+    for w in entries:
+        if used and used + w > width - 20:
+            rows, used = rows + 1, 0.0
+        used += w
+    return 14 + rows * 1.9 * font
 
 
 def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "Predicates") -> go.Figure:
