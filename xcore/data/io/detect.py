@@ -101,11 +101,11 @@ def _is_disk_project(source: Source, fmt: str) -> bool:
         if suffix(path.name) not in CONFIG_SUFFIXES:
             return False
         with open(path, "rb") as fh:
-            return fmt == "psl_project" or looks_like_config(fh.read(65536), path.name)
+            return fmt == "psl_project" or looks_like_config(fh.read(), path.name)
     if not path.is_dir() or any(next(path.rglob(n), None) for n in MANIFEST_NAMES):
         return False
     return fmt == "psl_project" or any(
-        looks_like_config(f.open("rb").read(65536), f.name)
+        looks_like_config(f.read_bytes(), f.name)
         for f in path.rglob("*") if f.is_file() and suffix(f.name) in CONFIG_SUFFIXES)
 
 
