@@ -258,6 +258,10 @@ def _read_file(ref: DataRef, pred: Predicate, key: str, reader: ProjectFiles):
     return read_psl_file(data, name, pred)
 
 
+_LINE_BREAKING = re.compile(r"[\t\r\n]")
+"""Characters a constant cannot hold: they split PSL's tab-separated lines (data and results)."""
+
+
 def _inline_frame(refs: list[DataRef], pred: Predicate, key: str):
     """One atom table for the inline rows of a partition (``["Anna", "Bob"]``, ``["Bob", 1]``)."""
     k = pred.arity
@@ -273,6 +277,11 @@ def _inline_frame(refs: list[DataRef], pred: Predicate, key: str):
             raise DataError(f"{pred.name} {key}: inline row {brief(row)} holds a value that is not text or a "
                             f"number", file=ref.file, line=ref.line)
         texts = [("true" if v else "false") if isinstance(v, bool) else str(v) for v in row]
+        broken = next((t for t in texts if _LINE_BREAKING.search(t)), None)
+        if broken is not None:
+            raise DataError(f"{pred.name} {key}: inline row {brief(row)} has the constant {brief(broken)} with a "
+                            f"tab, carriage return or line break; PSL data and result files are tab-separated "
+                            f"lines, so a constant cannot hold one", file=ref.file, line=ref.line)
         for i in range(k):
             args[i].append(texts[i])
         values.append(texts[k] if len(row) > k else "")
