@@ -4,13 +4,15 @@ Formats (the `fmt` names): ``psl`` (manifest + tab files), ``psl_project`` (a PS
 JSON config, or ``.data`` + ``.psl``; see `xcore.data.io.psl_project`), ``long_csv``, ``prolog``,
 ``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
 long CSV with that schema when the only data file is one); a PSL config (a ``.json``/``.yaml``
-with ``rules`` and ``Name/arity`` predicates) or a ``.data`` YAML starting ``predicates:`` means
+that reads as a mapping with a ``predicates`` mapping and ``rules``, see `looks_like_config`) or
+a ``.data`` YAML with a ``predicates:`` block means
 a PSL project (a project on disk is read from disk, so its paths may leave its folder; options
 ``split`` = infer|learn, ``config``, ``model``); ``.b``/``.f``/``.n``/``.pl`` files
 mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
 ``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
 tab-separated fields are triples ("first line" and "header": the first non-blank line after
-BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it); a ``.tsv`` otherwise is a table. Anything else raises
+BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it, however many blank lines
+come first); a ``.tsv`` otherwise is a table. Anything else raises
 `DataError` naming the file.
 """
 

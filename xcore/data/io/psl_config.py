@@ -6,7 +6,6 @@ and line of everything they hold, so that later problems (a missing file, a bad 
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Callable
 
@@ -55,7 +54,7 @@ def _quoted_line(text: str, value: str, start_line: int = 1) -> int | None:
 def parse_config(data: bytes, file: str) -> PSLProject:
     """Parse a runtime config (JSON with PSL's lenient syntax, or YAML) into a `PSLProject`."""
     text = decode_text(data, file)
-    doc = _read_document(data, suffix(file) in (".yaml", ".yml"), text, file)
+    doc = _read_document(data, suffix(file) in (".yaml", ".yml"), text, file, keep=False)
     if not isinstance(doc, dict):
         raise DataError("a PSL config must be an object with 'rules' and 'predicates'", file=file, line=1)
     extra = sorted(set(map(str, doc)) - _TOP_KEYS)
@@ -378,31 +377,39 @@ def looks_like_config(data: bytes, file: str) -> bool:
 
 
 _DOCUMENTS: dict[tuple[bytes, bool], Any] = {}
-"""The last config document read, by (bytes, is YAML): detection and parsing read a file once."""
+"""The last config document detection read, by (bytes, is YAML): parsing takes it instead of
+reading the file a second time (at most one is kept; parsing removes it)."""
 
 
-def _read_document(data: bytes, is_yaml: bool, text: str, file: str) -> Any:
-    """A config's document (YAML, or JSON as PSL reads it); the last one read is kept (read-only)."""
+def _read_document(data: bytes, is_yaml: bool, text: str, file: str, keep: bool) -> Any:
+    """A config's document (YAML, or JSON as PSL reads it); `keep` it for the parse that follows."""
     key = (data, is_yaml)
-    if key in _DOCUMENTS:
-        return _DOCUMENTS[key]
+    doc = _DOCUMENTS.pop(key, _DOCUMENTS) if not keep else _DOCUMENTS.get(key, _DOCUMENTS)
+    if doc is not _DOCUMENTS:
+        return doc  # read-only: parsing keeps references to its rows
     doc = parse_yaml(text, file) if is_yaml else lenient_json_loads(text, file)
-    _DOCUMENTS.clear()
-    _DOCUMENTS[key] = doc
+    if keep:
+        _DOCUMENTS.clear()
+        _DOCUMENTS[key] = doc
     return doc
 
 
-@functools.lru_cache(maxsize=16)
 def _looks_like_config(data: bytes, sfx: str) -> bool:
-    """`looks_like_config` by suffix (cached: detection asks again for the same bytes)."""
+    """`looks_like_config` by suffix."""
     if data.find(b"\x00") >= 0:
         return False
-    text = data.decode("utf-8-sig", "replace")
+    try:
+        text, readable = decode_text(data, "<config>"), True  # decoded as parsing decodes it
+    except DataError:
+        text, readable = data.decode("utf-8-sig", "replace"), False
     if sfx == ".data":
         return re.search(r"^predicates\s*:", text, re.M) is not None
-    try:
-        doc = _read_document(data, sfx in (".yaml", ".yml"), text, "<config>")
-    except DataError:
+    if readable:
+        try:
+            doc = _read_document(data, sfx in (".yaml", ".yml"), text, "<config>", keep=True)
+        except DataError:
+            readable = False
+    if not readable:  # parsing will name the problem and its line
         return (re.search(r"""["']?\brules["']?\s*:""", text) is not None
                 and re.search(r"""["']?\bpredicates["']?\s*:""", text) is not None)
     if not isinstance(doc, dict) or not isinstance(doc.get("predicates"), dict):
