@@ -1,12 +1,12 @@
 """Prolog fact files in the Aleph convention: ``.b`` background, ``.f`` positives, ``.n`` negatives.
 
 Only ground facts are read. ``%`` and ``/* */`` comments and directives (``:-``, ``?-``, ``!-``,
-also over several lines) are skipped, except that a directive runs to its own ``.`` and must be
-one Prolog term: one that is not (``:- foo p(a).``, ``:- foo :- p(a).``, as a missing ``.``
-makes) raises `DataError` with its line instead of swallowing the fact; and Aleph ``modeh``/``modeb`` declarations give
-argument types (``+car`` -> type ``car``). Several clauses may share a line. Arguments may be
-atoms, quoted atoms (unquoted on reading), numbers (kept as written), or lists and compound
-terms (kept as their text without spaces, e.g. ``[a,b]``). A rule or a variable raises
+also over several lines) are skipped, except that Aleph ``modeh``/``modeb`` declarations give
+argument types (``+car`` -> type ``car``). A directive runs to its own ``.`` and must be one
+Prolog term: one that is not (``:- foo p(a).``, ``:- foo :- p(a).``, what a missing ``.`` makes)
+raises `DataError` with its line instead of swallowing the fact. Several clauses may share a
+line. Arguments may be atoms, quoted atoms (unquoted on reading), numbers (kept as written), or
+lists and compound terms (kept as their text without spaces, e.g. ``[a,b]``). A rule or a variable raises
 `DataError` naming file and line.
 
 ``.b`` and ``.pl`` facts become observations with value 1; ``.f`` atoms become targets with
