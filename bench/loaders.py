@@ -10,7 +10,8 @@ own peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` read by the child as
 and nothing is shared between runs. The child imports xcore, pandas and pyarrow before it reads the file; the import
 baseline (an idle child that only imports) is reported and subtracted in the "over idle"
 column. Data are synthetic, seeded: knowledge-graph triples, a long CSV of facts, a tabular CSV
-with 8 features and a label, and Prolog facts. pandas.read_csv reads the same bytes (tab- or
+with 8 features and a label, Prolog facts, and quoted CSVs (the long CSV and the table with
+every text cell in double quotes, 1% of the arguments and feature texts holding a comma and ``""`` escapes). pandas.read_csv reads the same bytes (tab- or
 comma-separated, all columns as strings) for scale; it only parses, xcore also validates and
 builds a `RelationalDataset` (deduplicated, typed tables with file/line provenance). With
 ``--before``, the same children import an older checkout of xcore ("before" rows), alternating
@@ -38,7 +39,7 @@ from bench.results_file import replace_section  # noqa: E402
 
 MIB = 1024 * 1024
 ROOT = Path(__file__).resolve().parents[1]
-FORMATS = ("triples", "long_csv", "tabular", "prolog")
+FORMATS = ("triples", "long_csv", "tabular", "prolog", "quoted_csv", "quoted_tabular")
 
 CHILD = r"""
 import json, resource, sys, time
@@ -111,6 +112,28 @@ def generate(fmt: str, size: int, folder: Path, seed: int = 0) -> Path:
         for c in cols[1:]:
             lines = np.char.add(np.char.add(lines, ","), c)
         path, header = folder / "table.csv", ",".join([f"f{i}" for i in range(8)] + ["label"]) + "\n"
+    elif fmt in ("quoted_csv", "quoted_tabular"):  # every text cell quoted; a few hold "", commas
+        n = size // 34  # rows of about 38 bytes: the file is cut at `size`
+        odd = rng.random(n) < 0.01
+
+        def quoted(texts: np.ndarray, plain: bool = False) -> np.ndarray:
+            if not plain:
+                texts = np.where(odd, np.char.add(texts, ', say ""hi""'), texts)
+            return np.char.add(np.char.add('"', texts), '"')
+        if fmt == "quoted_csv":
+            h, t = np.arange(n), rng.integers(0, n_ent, n)
+            cols = [quoted(np.char.add("p", rng.integers(0, 20, n).astype(str)), plain=True),
+                    quoted(np.char.add("e", h.astype(str))), quoted(np.char.add("e", t.astype(str))),
+                    rng.random(n).round(3).astype(str), quoted(np.full(n, "obs"), plain=True)]
+            path, header = folder / "facts.csv", '"predicate","arg1","arg2","value","partition"\n'
+        else:
+            cols = [rng.integers(0, 100, n).astype(str) for _ in range(4)]
+            cols += [quoted(np.char.add("c", rng.integers(0, 12, n).astype(str))) for _ in range(4)]
+            cols.append(quoted(np.where(rng.random(n) < 0.5, "yes", "no")))
+            path, header = folder / "table.csv", ",".join([f'"f{i}"' for i in range(8)] + ['"label"']) + "\n"
+        lines = cols[0]
+        for c in cols[1:]:
+            lines = np.char.add(np.char.add(lines, ","), c)
     elif fmt == "prolog":
         n = size // 18
         h, t = rng.integers(0, n_ent, n), rng.integers(0, n_ent, n)

@@ -101,6 +101,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
 
     try:
         return run(args, out, err)
+    except BrokenPipeError:  # `... | head`: the reader has gone, as for any command-line tool
+        _quiet_broken_pipe()
+        return EXIT_OK
     except XcoreError as e:
         err.write(f"error: {e}\n")
         return EXIT_BAD_INPUT
@@ -112,6 +115,16 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
             raise
         err.write(f"internal error: {type(e).__name__}: {e} (set XCORE_DEBUG=1 for the traceback)\n")
         return EXIT_INTERNAL
+
+
+def _quiet_broken_pipe() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush into the closed pipe stays silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # pragma: no cover - stdout already closed or not a file
+        pass
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -158,6 +171,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _native_stdout_silenced(out):
         result = model.infer(warm_start=False)
     lap("infer")
+    if not result.converged:  # the values are written, but the user must know they are approximate
+        err.write(f"warning: {result.method} inference did not converge: {result.message}\n")
     frames = target_values(model)
     if args.output:
         write_values(frames, args.output)

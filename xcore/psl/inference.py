@@ -155,8 +155,53 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
         if r_primal <= tol * scale and r_dual <= tol * max(rho * np.sqrt(np.sum(u * u)), 1.0):
             converged = True
             break
-    return MAPResult(z, prog.energy(z), it, time.perf_counter() - t0, "admm", converged,
-                     "converged" if converged else "iteration limit reached")
+    message = "converged" if converged else "iteration limit reached"
+    violation = hard_violation(prog, z)
+    if violation > HARD_TOL:
+        check_hard_feasible(prog)  # raises when no state can hold them; else say how far this one is
+        converged = False
+        message += f"; the hard constraints are violated by up to {violation:.3g}"
+    return MAPResult(z, prog.energy(z), it, time.perf_counter() - t0, "admm", converged, message)
+
+
+HARD_TOL = 1e-4
+"""Largest violation of a hard constraint an iterative solver's state may keep (ADMM converges to it
+only in the limit; PSL's own ADMM stops at a similar tolerance)."""
+
+
+def hard_violation(prog: HingeProgram, y: np.ndarray) -> float:
+    """How far `y` is from holding every hard constraint (C y + d <= 0, or = 0 on equality rows)."""
+    if prog.C.shape[0] == 0:
+        return 0.0
+    r = prog.C @ y + prog.d
+    return float(np.max(np.where(prog.equality, np.abs(r), np.maximum(r, 0.0))))
+
+
+def check_hard_feasible(prog: HingeProgram) -> None:
+    """Raise when no state in [0, 1] holds every hard constraint (a HiGHS feasibility LP)."""
+    import highspy
+
+    n, C = prog.n_atoms, prog.C.tocsc()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)  # one HiGHS scheduler per process (see map_qp)
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, C.shape[0]
+    lp.col_cost_ = np.zeros(n)
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.ones(n)
+    lp.row_lower_ = np.where(prog.equality, -prog.d, -inf)
+    lp.row_upper_ = -prog.d
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = C.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = C.indices.astype(np.int32)
+    lp.a_matrix_.value_ = C.data
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    if status in (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible):
+        raise XcoreError(f"the hard constraints cannot all hold (HiGHS: {h.modelStatusToString(status)}); "
+                         "check the arithmetic rules and the observed values they use")
 
 
 def map_qp(prog: HingeProgram) -> MAPResult:

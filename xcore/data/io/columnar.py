@@ -6,14 +6,19 @@ unquoted files whose records may differ in width (PSL predicate files: arguments
 file), skips blank records exactly as `split_records` does (lines that are empty, whitespace
 only, or whose every field is blank), and returns string columns plus each record's line.
 Text without a double quote is read unquoted by pyarrow (fields never span lines, so line
-numbers follow from the positions of the line breaks); quoted CSV goes through `split_records`
-(Python's csv module, whose strict quoting rules and line numbers for multi-line fields the
-loaders keep). Errors of the foreign reader become `DataError` naming the file and line.
+numbers follow from the positions of the line breaks). Quoted CSV is read by pyarrow too
+(``""`` escapes, line breaks inside fields), its records' physical lines from a vectorised scan
+of the quotes (`quoted_layout`); the loaders keep the strict quoting rules of Python's csv
+module, so a file with a quote the scan cannot place (text after a closing quote, a quote
+inside an unquoted field, an unterminated field), or an error pyarrow reports without a line,
+goes through `split_records` (the csv module), which reads it or names the exact line.
+Errors of the foreign reader become `DataError` naming the file and line.
 """
 
 from __future__ import annotations
 
 import codecs
+import csv
 import io
 import re
 from dataclasses import dataclass
@@ -25,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from xcore.data.io.files import decode_text, field_counts, split_records
+from xcore.data.io.quoted_layout import QuotedLayout, quoted_layout
 from xcore.errors import DataError
 
 WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
@@ -34,6 +40,9 @@ BLOCK_BYTES = 1 << 22
 """pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result."""
 
 
+TEXT_BLOCK_BYTES = 1 << 20
+"""Bytes `check_text` decodes at a time (1 MiB): the largest Python string it holds."""
+BOM = b"\xef\xbb\xbf"
 POOL = pa.default_memory_pool()
 """Arrow memory pool of the reader: the same pool as pandas' Arrow-backed strings, so the
 reader's freed blocks are reused by the steps after it instead of adding to the peak."""
@@ -84,13 +93,10 @@ def strings(column: pa.Array | pa.ChunkedArray, strip: bool = False) -> pd.Serie
 
 def read_records(data: bytes, file: str, sep: str) -> Records:
     """The non-blank records of delimited text (see the module docstring)."""
-    text_check = decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
-    if '"' in text_check or text_check.startswith("\ufeff"):  # pyarrow would drop a second BOM
-        rows, lines = split_records(text_check, file, sep, quoted=True)
-        del text_check
-        return _from_rows(rows, lines)
-    del text_check
-    return _read_unquoted(_normalised(data), file, sep)
+    if b'"' in data or data.startswith(BOM * 2):  # quoted CSV, or a BOM pyarrow would drop
+        return _read_quoted(data, file, sep, encoded=False)
+    check_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
+    return _read_arrow(_normalised(data), file, sep)
 
 
 def normalised_bytes(data: bytes) -> bytes:
@@ -124,26 +130,47 @@ def read_encoded_records(data: bytes, file: str, sep: str) -> Records:
     ``DictionaryArray`` chunk whose dictionary holds distinct stripped texts. A table column has few
     distinct values, so this holds 4 bytes a cell instead of the text and its 8-byte offset.
     """
-    if b'"' in data or data.startswith(b"\xef\xbb\xbf" * 2):  # quoted CSV, or a BOM pyarrow would drop
-        rows, lines = split_records(decode_text(data, file), file, sep, quoted=True)
-        rec = _from_rows(rows, lines)
-        del rows
-        return Records([pa.chunked_array([_encoded(c, trim=False)]) for c in rec.columns], rec.lines, rec.bad)
+    if b'"' in data or data.startswith(BOM * 2):  # quoted CSV, or a BOM pyarrow would drop
+        return _read_quoted(data, file, sep, encoded=True)
     check_text(data, file)
-    return _read_unquoted(_normalised(data), file, sep, encoded=True)
+    return _read_arrow(_normalised(data), file, sep, encoded=True)
 
 
-def check_text(data: bytes, file: str, block: int = BLOCK_BYTES) -> None:
+def _read_quoted(data: bytes, file: str, sep: str, encoded: bool) -> Records:
+    """Quoted CSV read by pyarrow (quotes, ``""`` escapes, line breaks in fields), its record
+    lines from `quoted_layout`; files whose quotes the scan cannot place, and errors pyarrow
+    reports without a line, go the careful way (`split_records`), whose errors are exact."""
+    if len(sep) == 1 and sep not in '"\n\r' and len(sep.encode()) == 1:
+        check_text(data, file)
+        text = _normalised(data)
+        layout = None if text.startswith(BOM) else quoted_layout(text, sep.encode())
+        if layout is not None:
+            records = _read_arrow(text, file, sep, encoded=encoded, layout=layout)
+            if records is not None:
+                return records
+        del text
+    rows, lines = split_records(decode_text(data, file), file, sep, quoted=True)
+    records = _from_rows(rows, lines)
+    del rows
+    if encoded:
+        return Records([pa.chunked_array([_encoded(c, trim=False)]) for c in records.columns],
+                       records.lines, records.bad)
+    return records
+
+
+def check_text(data: bytes, file: str, block: int = TEXT_BLOCK_BYTES) -> None:
     """The checks of `decode_text` (NUL bytes, UTF-8, nothing but whitespace) with the same errors,
     decoding a block at a time instead of holding the whole text as one Python string."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    view = memoryview(data)
     blank = True
     try:
         if b"\x00" in data:
             raise ValueError
         for start in range(0, len(data), block):
-            text = decoder.decode(data[start:start + block], final=start + block >= len(data))
-            blank = blank and not text.strip()
+            text = decoder.decode(view[start:start + block], final=start + block >= len(data))
+            blank = blank and (not text or text.isspace())
+            del text
     except (UnicodeDecodeError, ValueError):
         blank = True
     if blank or not data:
@@ -169,9 +196,19 @@ def _encoded(column: pa.ChunkedArray, trim: bool) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)
 
 
-def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> Records:
-    nonempty = _line_numbers(data)
-    header, header_line = _first_record(data, sep)
+def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
+               layout: QuotedLayout | None = None) -> Records | None:
+    """Records of normalised bytes read by pyarrow: unquoted, or quoted CSV with its `layout`
+    (then None when pyarrow fails without naming a bad record, or disagrees with the layout)."""
+    quoted = layout is not None
+    if quoted:
+        nonempty = layout.lines
+        header, header_line = _first_quoted(data, layout, sep)
+        if header is None and header_line < 0:  # the csv module must place the error
+            return None
+    else:
+        nonempty = _line_numbers(data)
+        header, header_line = _first_record(data, sep)
     if header is None:
         return Records([], np.zeros(0, np.int64), None)
     width = len(header)
@@ -180,9 +217,9 @@ def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> R
     bad: list[tuple[int, int]] = []
 
     def on_invalid(row: pacsv.InvalidRow) -> str:
-        """Blank lines are skipped (as `split_records` does); the first other bad row stops."""
-        line = int(nonempty[row.number - 1]) if row.number else 0
-        if not row.text.strip():
+        """Blank records are skipped (as `split_records` does); the first other bad row stops."""
+        line = int(nonempty[row.number - 1]) if 0 < row.number <= len(nonempty) else 0
+        if _is_blank(row.text, sep, quoted):
             skipped.append(row.number - 1)
             return "skip"
         bad.append((line, int(row.actual_columns)))
@@ -193,21 +230,27 @@ def _read_unquoted(data: bytes, file: str, sep: str, encoded: bool = False) -> R
         table = pacsv.read_csv(
             io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, escape_char=False,
-                                             newlines_in_values=False, ignore_empty_lines=True,
+            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char='"' if quoted else False,
+                                             double_quote=True, escape_char=False,
+                                             newlines_in_values=quoted, ignore_empty_lines=True,
                                              invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types={n: text_type for n in names},
                                                  strings_can_be_null=False, check_utf8=False),
             memory_pool=POOL)
     except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
-        if bad:  # the first record and the first bad one: what the loaders report
+        if bad and (bad[0][0] > 0 or not quoted):  # the first record and the first bad one
             return Records([pa.chunked_array([[f.strip()]], pa.string()) for f in header],
                            np.array([header_line]), bad[0])
+        if quoted:
+            return None
         raise DataError(f"cannot read the file ({type(e).__name__}: {_short(str(e))})", file=file) from None
     lines = np.delete(nonempty, skipped) if skipped else nonempty
+    if len(lines) != table.num_rows:  # pyarrow and the layout disagree: the careful way decides
+        return None
     columns = [table.column(j) for j in range(width)]
     del table
-    trim = _has_spaces(data, sep)
+    # a quoted field may hold the separator (a tab is whitespace) and line breaks: strip those too
+    trim = _has_spaces(data, None) or layout.multiline if quoted else _has_spaces(data, sep)
     if encoded:  # one column at a time, so only one column's codes are ever held twice
         records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
         POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
@@ -241,6 +284,35 @@ def _drop_blank_encoded(columns: list[pa.DictionaryArray], lines: np.ndarray) ->
         columns = [c.filter(keep) for c in columns]
         lines = lines[~blank]
     return Records([pa.chunked_array([c]) for c in columns], lines, None)
+
+
+def _first_quoted(data: bytes, layout: QuotedLayout, sep: str) -> tuple[list[str] | None, int]:
+    """The fields and line of the first non-blank record of quoted CSV (None, 0 if there is none;
+    None, -1 when the csv module rejects it). Only the blank records before it are parsed."""
+    for k in range(len(layout.lines)):
+        fields = _csv_fields(layout.record(data, k).decode("utf-8"), sep)
+        if fields is None:
+            return None, -1
+        if any(f.strip() for f in fields):
+            return fields, int(layout.lines[k])
+    return None, 0
+
+
+def _csv_fields(text: str, sep: str) -> list[str] | None:
+    """The fields of one record as the csv module reads it (None when it rejects the text)."""
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True))
+    except csv.Error:
+        return None
+    return [f for row in rows for f in row] if len(rows) == 1 else (None if rows else [])
+
+
+def _is_blank(text: str, sep: str, quoted: bool) -> bool:
+    """Whether a record holds only empty or whitespace fields (how `split_records` skips it)."""
+    if not quoted:
+        return not text.strip()
+    fields = _csv_fields(text, sep)
+    return fields is not None and not any(f.strip() for f in fields)
 
 
 def _first_record(data: bytes, sep: str) -> tuple[list[str] | None, int]:
@@ -302,7 +374,7 @@ def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
     file); lines holding only whitespace are skipped as `split_records` skips them; quotes are
     ordinary characters. All in Arrow kernels: no Python string per line or field.
     """
-    decode_text(data, file)  # NUL, UTF-8, empty: the same errors as every loader
+    check_text(data, file)  # NUL, UTF-8, empty: decode_text's errors, without a decoded copy
     data = _normalised(data)
     spaces = _has_spaces(data, sep)
     text = pa.array([data], pa.large_binary()).cast(pa.large_string(), safe=False)
@@ -329,13 +401,15 @@ _SPACE_LEADS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
 _NOT_SPACE_LEADS = bytes(b for b in range(256) if b not in _SPACE_LEADS)
 
 
-def _has_spaces(data: bytes, sep: str) -> bool:
-    """Whether `data` may hold whitespace other than `sep` and line breaks (then fields need
+def _has_spaces(data: bytes, sep: str | None) -> bool:
+    """Whether `data` may hold whitespace other than `sep` (None: any) and line breaks (then fields need
     stripping): ASCII whitespace bytes, or one of the Unicode spaces (U+0085, U+00A0, U+1680,
     U+2000.., U+3000). One C pass keeps the bytes that may start one (a regex over 50 MiB took
     1.4 s); the multi-byte ones are looked for only when such lead bytes occur."""
-    leads = data.translate(None, _NOT_SPACE_LEADS)
-    if len(sep.encode()) == 1:
+    # a block at a time: bytes.translate sizes its result like its input before shrinking it
+    leads = b"".join(data[s:s + TEXT_BLOCK_BYTES].translate(None, _NOT_SPACE_LEADS)
+                     for s in range(0, len(data), TEXT_BLOCK_BYTES))
+    if sep is not None and len(sep.encode()) == 1:
         leads = leads.replace(sep.encode(), b"")
     if not leads:
         return False

@@ -1,7 +1,8 @@
 """Tabular CSV: feature columns plus a label column, for the classifier page.
 
 The result keeps ``tabular`` (the cleaned table: column names sanitised like predicate names,
-``?`` and empty cells as NaN, all-numeric columns converted to numbers) and ``label`` (the
+``?`` and empty cells as NaN, all-numeric columns converted to numbers, text columns
+categorical) and ``label`` (the
 sanitised label column; default the last column). Its relational view has one binary predicate
 per feature column, ``<col>(Row, Value)`` (observations), and ``<label>(Row, Class)`` whose atoms
 are targets with truth 1. Rows are the constants ``r1, r2, ...`` (row ``i`` of ``tabular`` is
@@ -136,8 +137,8 @@ class _Column:
         return pd.Categorical.from_codes(codes, dtype=_unique_categories(self.texts), validate=False)
 
     def cleaned(self) -> pd.Series:
-        """The column of ``tabular``: numbers when every present text is one, else the texts
-        (equal texts one Python object; missing cells NaN)."""
+        """The column of ``tabular``: numbers when every present text is one, else a categorical
+        of the texts (a small code per cell, each distinct text once; missing cells NaN)."""
         present = self.present
         if present.any() and _is_number(self.texts[self.codes[np.argmax(present)]]):
             numbers = pd.to_numeric(pd.Series(self.texts), errors="coerce")
@@ -148,8 +149,7 @@ class _Column:
                     values = values.astype("float64")
                 return pd.Series(np.append(values, np.nan if values.dtype.kind == "f" else 0)[self.codes],
                                  copy=False)
-        texts = np.append(self.texts.to_numpy(dtype=object), np.nan)
-        return pd.Series(texts[self.codes], dtype=object, copy=False)
+        return pd.Series(self.categorical(), copy=False)
 
 
 def _is_number(text: str) -> bool:
