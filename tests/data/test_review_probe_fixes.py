@@ -222,3 +222,29 @@ def test_command_refuses_inline_constant_with_a_tab(tmp_path: Path) -> None:
     assert out.returncode == 2, out.stderr
     assert "tab.json" in out.stderr and "K observations" in out.stderr
     assert not list((tmp_path / "out").glob("*.txt")) if (tmp_path / "out").exists() else True
+
+
+def test_blank_run_is_exactly_python_whitespace() -> None:
+    """Detection skips exactly the characters `str.strip` removes (the parsers' notion of blank)."""
+    from xcore.data.io.files import _BLANK_RUN
+
+    spaces = [c for c in range(0x110000) if chr(c).isspace()]
+    # every code point sharing a UTF-8 lead byte (or two) with a space, and every space itself
+    near = {c for lo, hi in [(0, 0x800), (0x1000, 0x2100), (0x3000, 0x3040)] for c in range(lo, hi)}
+    for c in sorted(near | set(spaces)):
+        ch = chr(c)
+        assert (_BLANK_RUN.match(ch.encode()).end() > 0) == ch.isspace(), hex(c)
+
+
+@settings(derandomize=True, max_examples=40, deadline=None)
+@given(lines=st.lists(st.text(alphabet=" \t\u00a0\u2028\u3000\x0bab", max_size=4), max_size=8),
+       ending=st.sampled_from(["\n", "\r\n", "\r"]))
+def test_head_lines_are_the_first_non_blank_lines_of_the_decoded_text(lines: list[str], ending: str) -> None:
+    """`head_lines` / `first_line_number` agree with splitting the normalised text, whatever the blanks."""
+    from xcore.data.io.files import first_line_number, head_lines
+
+    data = ("\ufeff" + ending.join(lines)).encode()
+    split = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    kept = [(i + 1, line) for i, line in enumerate(split) if line.strip()]
+    assert head_lines(data, 3) == [line for _, line in kept[:3]]
+    assert first_line_number(data) == (kept[0][0] if kept else 1)
