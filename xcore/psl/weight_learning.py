@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from xcore.errors import ConfigError, XcoreError
+from xcore.errors import ConfigError, XcoreError, brief
 from xcore.psl.inference import map_inference
 from xcore.psl.program import HingeProgram
 
@@ -144,7 +144,7 @@ def _coerce(key: str, raw: Any, kind: Any) -> Any:
             return float(text)
         return text
     except ValueError:
-        raise ConfigError(f"option {key}={raw!r}: expected {'true or false' if kind == 'bool' else 'a number'}") from None
+        raise ConfigError(f"option {key}={brief(raw)}: expected {'true or false' if kind == 'bool' else 'a number'}") from None
 
 
 # ---------------------------------------------------------------------- incompatibilities

@@ -4,13 +4,15 @@ Formats (the `fmt` names): ``psl`` (manifest + tab files), ``psl_project`` (a PS
 JSON config, or ``.data`` + ``.psl``; see `xcore.data.io.psl_project`), ``long_csv``, ``prolog``,
 ``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
 long CSV with that schema when the only data file is one); a PSL config (a ``.json``/``.yaml``
-with ``rules`` and ``Name/arity`` predicates) or a ``.data`` YAML starting ``predicates:`` means
+that reads as a mapping with a ``predicates`` mapping and ``rules``, see `looks_like_config`) or
+a ``.data`` YAML with a ``predicates:`` block means
 a PSL project (a project on disk is read from disk, so its paths may leave its folder; options
 ``split`` = infer|learn, ``config``, ``model``); ``.b``/``.f``/``.n``/``.pl`` files
 mean Prolog; one ``.csv``/``.data`` file is a long CSV when its header has ``predicate`` and
 ``partition`` or ``value``, else a table; ``.txt``/``.tsv`` files whose first line has three
 tab-separated fields are triples ("first line" and "header": the first non-blank line after
-BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it); a ``.tsv`` otherwise is a table. Anything else raises
+BOM removal and ``\r``/``\r\n`` normalisation, as the parsers see it, however many blank lines
+come first); a ``.tsv`` otherwise is a table. Anything else raises
 `DataError` naming the file.
 """
 
@@ -101,11 +103,11 @@ def _is_disk_project(source: Source, fmt: str) -> bool:
         if suffix(path.name) not in CONFIG_SUFFIXES:
             return False
         with open(path, "rb") as fh:
-            return fmt == "psl_project" or looks_like_config(fh.read(65536), path.name)
+            return fmt == "psl_project" or looks_like_config(fh.read(), path.name)
     if not path.is_dir() or any(next(path.rglob(n), None) for n in MANIFEST_NAMES):
         return False
     return fmt == "psl_project" or any(
-        looks_like_config(f.open("rb").read(65536), f.name)
+        looks_like_config(f.read_bytes(), f.name)
         for f in path.rglob("*") if f.is_file() and suffix(f.name) in CONFIG_SUFFIXES)
 
 

@@ -227,34 +227,63 @@ def first_record(rows: list[list[str]], lines: np.ndarray, file: str) -> list[st
 
 
 HEAD_BYTES = 65536
-"""How much of a file format detection reads."""
+"""How much of a file's first non-blank line(s) format detection reads."""
+
+_BLANK_RUN = re.compile(rb"(?:[\t-\r\x1c- ]++|\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
+                        rb"|\xe2\x81\x9f|\xe3\x80\x80)*+")
+"""A run of whitespace, line breaks included: every character `str.strip` removes (``isspace``),
+UTF-8 encoded (a test checks the list against Python's)."""
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+def _line_starts(data: bytes):
+    """(1-based line, start offset, text) of each line that is not blank to `str.strip`, lazily,
+    however far the first one is: blank lines are skipped in one regex step, without a window."""
+    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    line = 1
+    n = len(data)
+    while pos < n:
+        first = _BLANK_RUN.match(data, pos).end()  # the first character that is not whitespace
+        if first >= n:
+            return
+        start = max(data.rfind(b"\n", pos, first), data.rfind(b"\r", pos, first)) + 1
+        start = max(start, pos)
+        line += _count_breaks(data, pos, start)
+        end_m = _LINE_END.search(data, first)
+        end = end_m.start() if end_m else n
+        yield line, start, data[start:min(end, start + HEAD_BYTES)].decode("utf-8", "replace")
+        if end_m is None:
+            return
+        line += 1
+        pos = end_m.end()
+
+
+def _count_breaks(data: bytes, start: int, end: int) -> int:
+    """Line breaks in data[start:end] with ``\r\n``, ``\r`` and ``\n`` each counting once."""
+    return data.count(b"\n", start, end) + data.count(b"\r", start, end) - data.count(b"\r\n", start, end)
 
 
 def head_lines(data: bytes, n: int = 1) -> list[str]:
-    """The first `n` non-blank lines of a file's head, decoded and split exactly as the loaders do.
+    """The first `n` non-blank lines of a file, decoded and split exactly as the loaders do.
 
     Detection uses this so that it sees the lines the parsers see: BOM removed, ``\r\n`` and
-    ``\r`` line endings normalised, blank (whitespace-only) lines skipped.
+    ``\r`` line endings normalised, blank (whitespace-only) lines skipped however many there are
+    (no fixed window: a file of 20 million blank lines then a triple is a triples file). Each line
+    is cut at `HEAD_BYTES` bytes.
     """
-    text = data[:HEAD_BYTES].decode("utf-8-sig", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
     out: list[str] = []
-    for line in text.split("\n"):
-        if line.strip():
-            out.append(line)
-            if len(out) >= n:
-                break
+    if n <= 0:
+        return out
+    for _, _, text in _line_starts(data):
+        out.append(text)
+        if len(out) >= n:
+            break
     return out
 
 
 def first_line_number(data: bytes) -> int:
-    """1-based line of the first non-blank line of a file's head (1 if there is none)."""
-    text = data[:HEAD_BYTES].decode("utf-8-sig", "replace")
-    m = re.search(r"\S", text)
-    if m is None:
-        return 1
-    return text[:m.start()].replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+    """1-based line of the first non-blank line of a file, as the parsers count (1 if there is none)."""
+    return next((line for line, _, _ in _line_starts(data)), 1)
 
 
 def field_counts(rows: list[list[str]]) -> np.ndarray:

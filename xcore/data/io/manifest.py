@@ -125,9 +125,41 @@ def parse_yaml(text: str, file: str) -> Any:
     return _parse_yaml(text, file)
 
 
+def _expanded_size(doc: Any, limit: int) -> int | None:
+    """How many values `doc` holds with every shared alias written out, if that is above `limit`
+    (or it is recursive, ``&a [*a]``); None when it is within. Linear in the distinct values."""
+    sizes: dict[int, int] = {}
+    open_ids: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        obj, children_done = stack.pop()
+        key = id(obj)
+        items = list(obj.values()) + list(obj) if isinstance(obj, dict) else obj
+        if children_done:
+            open_ids.discard(key)
+            total = 1 + sum(sizes.get(id(c), 1) for c in items)
+            if total > limit:
+                return total
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in open_ids:
+            return limit + 1
+        open_ids.add(key)
+        stack.append((obj, True))
+        for c in items:
+            if isinstance(c, (list, dict)):
+                if id(c) in open_ids:
+                    return limit + 1
+                if id(c) not in sizes:
+                    stack.append((c, False))
+    return None
+
+
 def _parse_yaml(text: str, file: str) -> Any:
     try:
-        return yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass
     except _MergeKey as e:
         raise DataError("YAML merge keys (<<) are not supported in manifests; write the entries out",
                         file=file, line=e.args[0]) from None
@@ -136,6 +168,20 @@ def _parse_yaml(text: str, file: str) -> Any:
         raise DataError(f"not valid YAML: {e.problem or e}", file=file, line=line) from None
     except Exception as e:  # noqa: BLE001 - any failure of a foreign parser is a data problem
         raise DataError(f"not valid YAML: {type(e).__name__}: {e}", file=file) from None
+    if isinstance(doc, (list, dict)):
+        limit = max(100_000, 4 * len(text))
+        expanded = _expanded_size(doc, limit)
+        if expanded is not None:
+            raise DataError(f"YAML aliases (*name) expand this {len(text):,}-character file to more than "
+                            f"{limit:,} values (or into itself): write the values out instead of sharing "
+                            f"them", file=file, line=_first_alias_line(text))
+    return doc
+
+
+def _first_alias_line(text: str) -> int | None:
+    """Line of the first alias (``*name``) in a YAML text, if any."""
+    m = re.search(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]+", text)
+    return None if m is None else text.count("\n", 0, m.start() + 1) + 1
 
 
 def _parse_json(text: str, file: str) -> Any:

@@ -2,9 +2,11 @@
 
 Only ground facts are read. ``%`` and ``/* */`` comments and directives (``:-``, ``?-``, ``!-``,
 also over several lines) are skipped, except that Aleph ``modeh``/``modeb`` declarations give
-argument types (``+car`` -> type ``car``). Several clauses may share a line. Arguments may be
-atoms, quoted atoms (unquoted on reading), numbers (kept as written), or lists and compound
-terms (kept as their text without spaces, e.g. ``[a,b]``). A rule or a variable raises
+argument types (``+car`` -> type ``car``). A directive runs to its own ``.`` and must be one
+Prolog term: one that is not (``:- foo p(a).``, ``:- foo :- p(a).``, what a missing ``.`` makes)
+raises `DataError` with its line instead of swallowing the fact. Several clauses may share a
+line. Arguments may be atoms, quoted atoms (unquoted on reading), numbers (kept as written), or
+lists and compound terms (kept as their text without spaces, e.g. ``[a,b]``). A rule or a variable raises
 `DataError` naming file and line.
 
 ``.b`` and ``.pl`` facts become observations with value 1; ``.f`` atoms become targets with
@@ -305,6 +307,7 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
                 raise DataError(f"directive {_short(clause[:run_on.start() + 1])!r} does not end with "
                                 f"'.' (it runs into line {line + clause.count(chr(10), 0, run_on.end())})",
                                 file=file, line=line)
+            _check_directive(clause, file, line)
             mode = _MODE.match(clause)
             if mode:
                 _record_mode(out, mode)
@@ -313,6 +316,84 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
         rows, lines = rows_by_key.setdefault((name, len(args)), ([], []))
         rows.append(args)
         lines.append(line)
+
+
+_DIRECTIVE_TOKEN = re.compile(rf"""\s*+(?:(?P<q>{_QUOTED}|`[^`\n]*+`)|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
+    |(?P<atom>[a-z][A-Za-z0-9_]*)|(?P<var>[A-Z_][A-Za-z0-9_]*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])
+    |(?P<comma>[,|])|(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
+_PREFIX_WORDS = {"dynamic", "discontiguous", "initialization", "meta_predicate", "module_transparent",
+                 "multifile", "public", "thread_local", "table"}
+"""Word prefix operators a directive may start with (``:- dynamic foo/1.``)."""
+_INFIX_WORDS = {"is", "mod", "rem", "xor", "div", "rdiv", "as"}
+_CLAUSE_OPS = {":-", "?-", "!-", "-->"}
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def _check_directive(clause: str, file: str, line: int) -> None:
+    """Refuse a directive whose body is not one well-formed term (e.g. ``:- foo p(a).``, where a
+    missing '.' after ``foo`` would otherwise swallow the fact ``p(a)``).
+
+    A small operator-precedence-free reading of Prolog terms: operands (atoms, numbers, variables,
+    quoted atoms, compound terms, lists, braces, bracketed terms) joined by operators, with prefix
+    operators allowed; two operands side by side, a second ``:-`` or unbalanced brackets fail.
+    Iterative (no recursion), linear in the clause length.
+    """
+    body = clause[2:-1]
+    toks: list[tuple[str, str, int]] = []
+    pos = 0
+    end = len(body.rstrip())
+    while pos < end:
+        m = _DIRECTIVE_TOKEN.match(body, pos)
+        if m is None or m.end() == pos:
+            raise DataError(f"directive {_short(clause)!r}: cannot read {body[pos:].lstrip()[:1]!r}",
+                            file=file, line=line + body.count("\n", 0, pos))
+        kind = m.lastgroup or ""
+        toks.append((kind, m[kind], m.start(kind)))
+        pos = m.end()
+
+    def fail(why: str, at: int) -> DataError:
+        where = line + body.count("\n", 0, at)
+        also = f" (at line {where})" if where != line else ""
+        return DataError(f"directive {_short(clause)!r} is not a single Prolog term: {why}{also}; a directive "
+                         f"runs to its own '.', so a missing '.' joins it to what follows", file=file, line=line)
+
+    stack: list[str] = []
+    want_operand = True
+    for i, (kind, text, at) in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else None
+        starts_operand = nxt is not None and (nxt[0] in ("q", "num", "atom", "var", "open", "sym"))
+        if kind == "sym" and text in _CLAUSE_OPS and not stack:  # inside brackets it is a term: assert((p :- q))
+            raise fail(f"a second {text!r}", at)
+        if want_operand:
+            if kind in ("q", "num", "var"):
+                want_operand = False
+            elif kind in ("atom", "sym"):
+                if nxt is not None and nxt[0] == "open" and nxt[1] == "(" and nxt[2] == at + len(text):
+                    continue  # functional notation: name(...)
+                prefix = (text in _PREFIX_WORDS or kind == "sym") and starts_operand
+                want_operand = prefix
+            elif kind == "open":
+                stack.append(_CLOSING[text])
+                if nxt is not None and nxt[0] == "close" and nxt[1] == _CLOSING[text] and text != "(":
+                    continue  # [] or {}: the close below ends the operand
+            elif kind == "close" and stack and stack[-1] == text and toks[i - 1][0] == "open":
+                stack.pop()
+                want_operand = False
+            else:
+                raise fail(f"a term is missing before {text!r}", at)
+            continue
+        if kind in ("sym", "comma") or (kind == "atom" and text in _INFIX_WORDS):
+            want_operand = True
+        elif kind == "close":
+            if not stack or stack.pop() != text:
+                raise fail(f"unbalanced {text!r}", at)
+        else:
+            before = toks[i - 1][1]
+            raise fail(f"{text!r} follows {before!r} without an operator or comma between them", at)
+    if stack:
+        raise fail(f"{stack[-1]!r} is missing", len(body))
+    if want_operand:
+        raise fail("it ends with an operator" if toks else "it is empty", len(body))
 
 
 def _scan_problem(text: str, start: int) -> str:

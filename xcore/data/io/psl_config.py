@@ -14,7 +14,7 @@ from xcore.data.io.lenient_json import loads as lenient_json_loads
 from xcore.data.io.manifest import MANIFEST_NAMES, parse_yaml
 from xcore.data.io.psl_spec import (CONFIG_PARTITIONS, SPLITS, DataRef, PredicateSpec, PSLProject, RuleSpec,
                                     project_name)
-from xcore.errors import DataError
+from xcore.errors import DataError, brief
 
 _SPLIT_KEYS = ("all", "learn", "infer")
 _PREDICATE_KEYS = {"name", "arity", "types", "force-open", "observations", "targets", "truth",
@@ -54,7 +54,7 @@ def _quoted_line(text: str, value: str, start_line: int = 1) -> int | None:
 def parse_config(data: bytes, file: str) -> PSLProject:
     """Parse a runtime config (JSON with PSL's lenient syntax, or YAML) into a `PSLProject`."""
     text = decode_text(data, file)
-    doc = parse_yaml(text, file) if suffix(file) in (".yaml", ".yml") else lenient_json_loads(text, file)
+    doc = _read_document(data, suffix(file) in (".yaml", ".yml"), text, file, keep=False)
     if not isinstance(doc, dict):
         raise DataError("a PSL config must be an object with 'rules' and 'predicates'", file=file, line=1)
     extra = sorted(set(map(str, doc)) - _TOP_KEYS)
@@ -107,7 +107,7 @@ def _config_rules(raw: Any, text: str, file: str, where: str) -> list[RuleSpec]:
     line = _quoted_line(text, where.split(".")[-1]) or 1
     for i, r in enumerate(raw):
         if not isinstance(r, str):
-            raise DataError(f"'{where}' entry {i + 1} must be a rule string, got {r!r}", file=file, line=line)
+            raise DataError(f"'{where}' entry {i + 1} must be a rule string, got {brief(r)}", file=file, line=line)
         line = _quoted_line(text, r, line) or line
         out.append(RuleSpec(text=r, file=file, line=line))
     return out
@@ -156,7 +156,7 @@ def _config_predicate(key: str, body: Any, text: str, file: str) -> PredicateSpe
                     refs.append(DataRef(None, item, file, line))
                 else:
                     raise DataError(f"{where}: '{json_key}' entries must be file paths or rows "
-                                    f"(lists), got {item!r}", file=file, line=line)
+                                    f"(lists), got {brief(item)}", file=file, line=line)
     evals = body.get("evaluations") or []
     if not isinstance(evals, list):
         raise DataError(f"{where}: 'evaluations' must be a list", file=file, line=line)
@@ -267,10 +267,10 @@ def _data_predicate(key: str, value: Any, file: str, line: int | None) -> tuple[
             details.update({str(k): v for k, v in item.items()})
         else:
             raise DataError(f"predicate {key!r}: expected 'open', 'closed', 'block' or 'types: [...]', got "
-                            f"{item!r}", file=file, line=line)
+                            f"{brief(item)}", file=file, line=line)
     kinds = {s for s in states if s != "block"}
     if len(kinds) != 1:
-        raise DataError(f"predicate {key!r}: write exactly one of 'open' or 'closed', got {value!r}",
+        raise DataError(f"predicate {key!r}: write exactly one of 'open' or 'closed', got {brief(value)}",
                         file=file, line=line)
     if "open" in kinds and "block" in states:
         raise DataError(f"predicate {key!r}: a blocking predicate must be closed", file=file, line=line)
@@ -292,7 +292,7 @@ def _data_partition(section: str, body: Any, split: str, preds: dict[str, Predic
         pline = _line_of(text, f"{pred_name}", line or 1) or line
         spec = preds.get(str(pred_name).upper())
         if spec is None:
-            raise DataError(f"'{section}' names predicate {pred_name!r}, which 'predicates:' does not declare",
+            raise DataError(f"'{section}' names predicate {brief(pred_name)}, which 'predicates:' does not declare",
                             file=file, line=pline)
         items = [paths] if isinstance(paths, str) else paths
         if not isinstance(items, list) or not all(isinstance(p, str) for p in items):
@@ -360,17 +360,61 @@ def _strip_rule_comment(line: str) -> str:
 
 # ---------------------------------------------------------------------- finding and loading projects
 def looks_like_config(data: bytes, file: str) -> bool:
-    """Whether a file is a PSL project file: a runtime config or a ``.data`` YAML."""
+    """Whether a file is a PSL project file: a runtime config or a ``.data`` YAML.
+
+    Decided on the whole file with the parser's own reader, so detection and parsing agree: a
+    ``.json``/``.yaml`` config is a mapping with a ``predicates`` mapping and ``rules`` (at the top
+    or in ``learn``/``infer``), however its predicates are declared (``Name/2``, ``arity`` or
+    ``types``) and wherever the keys come in the file. A file the reader rejects still counts when
+    its text has both keys, so that parsing reports the syntax error with its line.
+    """
     if basename(file).lower() in MANIFEST_NAMES:
         return False
-    head = data[:65536].decode("utf-8-sig", "replace")
     sfx = suffix(file)
+    if sfx not in CONFIG_SUFFIXES:
+        return False
+    return _looks_like_config(data, sfx)
+
+
+_DOCUMENTS: dict[tuple[bytes, bool], Any] = {}
+"""The last config document detection read, by (bytes, is YAML): parsing takes it instead of
+reading the file a second time (at most one is kept; parsing removes it)."""
+
+
+def _read_document(data: bytes, is_yaml: bool, text: str, file: str, keep: bool) -> Any:
+    """A config's document (YAML, or JSON as PSL reads it); `keep` it for the parse that follows."""
+    key = (data, is_yaml)
+    doc = _DOCUMENTS.pop(key, _DOCUMENTS) if not keep else _DOCUMENTS.get(key, _DOCUMENTS)
+    if doc is not _DOCUMENTS:
+        return doc  # read-only: parsing keeps references to its rows
+    doc = parse_yaml(text, file) if is_yaml else lenient_json_loads(text, file)
+    if keep:
+        _DOCUMENTS.clear()
+        _DOCUMENTS[key] = doc
+    return doc
+
+
+def _looks_like_config(data: bytes, sfx: str) -> bool:
+    """`looks_like_config` by suffix."""
+    if data.find(b"\x00") >= 0:
+        return False
+    try:
+        text, readable = decode_text(data, "<config>"), True  # decoded as parsing decodes it
+    except DataError:
+        text, readable = data.decode("utf-8-sig", "replace"), False
     if sfx == ".data":
-        return re.search(r"^predicates\s*:", head, re.M) is not None
-    if sfx in (".json", ".yaml", ".yml"):
-        return (re.search(r"""["']?rules["']?\s*:""", head) is not None
-                and re.search(r"""["']?[A-Za-z_$][\w$]*/\d+["']?\s*:""", head) is not None)
-    return False
+        return re.search(r"^predicates\s*:", text, re.M) is not None
+    if readable:
+        try:
+            doc = _read_document(data, sfx in (".yaml", ".yml"), text, "<config>", keep=True)
+        except DataError:
+            readable = False
+    if not readable:  # parsing will name the problem and its line
+        return (re.search(r"""["']?\brules["']?\s*:""", text) is not None
+                and re.search(r"""["']?\bpredicates["']?\s*:""", text) is not None)
+    if not isinstance(doc, dict) or not isinstance(doc.get("predicates"), dict):
+        return False
+    return "rules" in doc or any(isinstance(doc.get(s), dict) and "rules" in doc[s] for s in SPLITS)
 
 
 def find_configs(names: list[str], read: Callable[[str], bytes]) -> list[str]:

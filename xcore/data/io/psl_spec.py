@@ -22,7 +22,7 @@ from xcore.data.io.files import FileSet, read_source, stem
 from xcore.data.io.limits import Limits
 from xcore.data.io.psl_folder import read_psl_file
 from xcore.data.schema import Predicate
-from xcore.errors import DataError, ParseError
+from xcore.errors import DataError, ParseError, brief
 
 SPLITS = ("infer", "learn")
 """The data splits of a project: inference (default) and weight learning."""
@@ -258,6 +258,10 @@ def _read_file(ref: DataRef, pred: Predicate, key: str, reader: ProjectFiles):
     return read_psl_file(data, name, pred)
 
 
+_LINE_BREAKING = re.compile(r"[\t\r\n]")
+"""Characters a constant cannot hold: they split PSL's tab-separated lines (data and results)."""
+
+
 def _inline_frame(refs: list[DataRef], pred: Predicate, key: str):
     """One atom table for the inline rows of a partition (``["Anna", "Bob"]``, ``["Bob", 1]``)."""
     k = pred.arity
@@ -266,13 +270,18 @@ def _inline_frame(refs: list[DataRef], pred: Predicate, key: str):
     for ref in refs:  # rows written in the config itself: already Python lists
         row = ref.row or []
         if len(row) not in (k, k + 1):
-            raise DataError(f"{pred.name} {key}: inline row {row!r} has {len(row)} values; {pred.name} "
+            raise DataError(f"{pred.name} {key}: inline row {brief(row)} has {len(row)} values; {pred.name} "
                             f"has arity {k} (expected {k} arguments and an optional value)",
                             file=ref.file, line=ref.line)
         if any(v is None or isinstance(v, (list, dict)) for v in row):
-            raise DataError(f"{pred.name} {key}: inline row {row!r} holds a value that is not text or a "
+            raise DataError(f"{pred.name} {key}: inline row {brief(row)} holds a value that is not text or a "
                             f"number", file=ref.file, line=ref.line)
         texts = [("true" if v else "false") if isinstance(v, bool) else str(v) for v in row]
+        broken = next((t for t in texts if _LINE_BREAKING.search(t)), None)
+        if broken is not None:
+            raise DataError(f"{pred.name} {key}: inline row {brief(row)} has the constant {brief(broken)} with a "
+                            f"tab, carriage return or line break; PSL data and result files are tab-separated "
+                            f"lines, so a constant cannot hold one", file=ref.file, line=ref.line)
         for i in range(k):
             args[i].append(texts[i])
         values.append(texts[k] if len(row) > k else "")
