@@ -287,7 +287,7 @@ class FidelityExplainer(Explainer):
                         "chosen_by_fidelity_alone": j == loc.plain, "structured": len(loc.structured.get(j, []))}))
         nb = loc.neighbourhood
         return Explanation(
-            target=target, target_text=f"{target}: predicted {loc.prediction}", method=self.name,
+            target=target, target_text=target, method=self.name,
             prediction=float(loc.prediction), truth=float(model.problem_.labels[loc.index]), items=items,
             ordering="given", score_spec=self.score_spec,
             meta={"hamming": int(loc.radius), "neighbours": int(len(nb.members)), "e_plus": int(nb.positive.sum()) + 1,
@@ -326,7 +326,7 @@ class StructuredExplainer(Explainer):
                                 "unstructured": clause_text(t, loc.prediction, u.features, model.features_),
                                 "definitions": _definitions(model, feats),
                                 "blocks": [[model.features_[f].name for f in b] for b in s.blocks]}))
-            exps.append(Explanation(target=target, target_text=f"{target}: predicted {loc.prediction}",
+            exps.append(Explanation(target=target, target_text=target,
                                     method=self.name, prediction=float(loc.prediction),
                                     truth=float(model.problem_.labels[loc.index]), items=items, ordering="given",
                                     score_spec=self.score_spec))

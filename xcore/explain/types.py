@@ -334,7 +334,8 @@ class ScoreSpec:
     def caption(self) -> str:
         """One sentence for a chart caption: label, meaning, sign convention and unit."""
         sign = ("Positive pushes the prediction up, negative pushes it down." if self.signed
-                else "Larger means more influence (the score has no direction).")
+                else "Larger means more influence (the score itself has no direction; charts show an item's "
+                      "direction where the method gives one).")
         unit = f" Unit: {self.unit}." if self.unit else ""
         return f"Score {self.label}: {self.measures} {sign}{unit}"
 
