@@ -129,10 +129,37 @@ class _JoinState:
     distinct: dict[Variable, float] = field(default_factory=dict)
     holders: dict[Variable, list[_ScanStats]] = field(default_factory=dict)
     """Per variable, the tables so far that hold it."""
+    ratios: dict[tuple[int, int, frozenset], float | None] = field(default_factory=dict)
+    """(table t, next table s, key) -> exact join size of t and s per row of t, None when there is no
+    exact pair; it does not depend on the state, so the greedy starts of one plan share it."""
+    folded: dict[tuple[int, frozenset], tuple[int, float | None]] = field(default_factory=dict)
+    """(next table, one-variable key) -> (holders folded in so far, their smallest ratio): holders only
+    grow, so each step folds in the new ones (a star of k atoms on one variable cost O(k) a step)."""
+
+    def _ratio(self, t: _ScanStats, s: _ScanStats, key: frozenset[Variable], stats: TableStats) -> float | None:
+        k = (id(t), id(s), key)
+        if k not in self.ratios:
+            exact = hasattr(stats, "join_size") and _exact_pair(t, s) and t.size > 0
+            self.ratios[k] = _pair_size(t, s, key, stats) / t.size if exact else None
+        return self.ratios[k]
+
+    def _smallest_ratio(self, s: _ScanStats, key: frozenset[Variable], holding: list[_ScanStats],
+                        stats: TableStats) -> float | None:
+        """The smallest exact pair ratio of `s` with the tables holding the key (None: none is exact)."""
+        if len(key) > 1:
+            found = [r for t in holding if (r := self._ratio(t, s, key, stats)) is not None]
+            return min(found) if found else None
+        done, best = self.folded.get((id(s), key), (0, None))
+        for t in holding[done:]:
+            r = self._ratio(t, s, key, stats)
+            if r is not None and (best is None or r < best):
+                best = r
+        self.folded[(id(s), key)] = (len(holding), best)
+        return best
 
     def next_size(self, s: _ScanStats, stats: TableStats) -> float:
         """Estimated size after joining `s` next (does not change the state)."""
-        key = frozenset(s.variables) & self.distinct.keys()
+        key = frozenset(frozenset(s.variables) & self.distinct.keys())
         if not self.seen:
             size = s.size
         elif not key:
@@ -140,10 +167,9 @@ class _JoinState:
         else:
             first, *others = (self.holders[x] for x in key)
             holding = [t for t in first if all(t in h for h in others)] if others else first
-            freq = [self.size * _pair_size(t, s, key, stats) / t.size for t in holding
-                    if hasattr(stats, "join_size") and _exact_pair(t, s) and t.size > 0]
-            if freq:
-                size = min(freq)
+            best = self._smallest_ratio(s, key, holding, stats)
+            if best is not None:
+                size = self.size * best  # = the smallest of size * ratio: multiplying keeps the order
             else:
                 v_r = min([self.size, math.prod(self.distinct[x] for x in key)] + [t.v(key) for t in holding])
                 size = self.size * s.size / max(v_r, s.v(key), 1.0)
@@ -233,18 +259,19 @@ def order_joins(plan: GroundingPlan, stats: TableStats) -> GroundingPlan:
         by_size = sorted(range(len(inner)), key=lambda i: (_cached_stats(inner[i], stats, cache).size, i))
         starts = sorted(set(by_size[:MAX_STARTS]) | {0})
         best, best_cost = inner, math.inf
+        ratios: dict = {}
         for i in starts:
-            order, cost = _greedy(inner, i, stats, cache)
+            order, cost = _greedy(inner, i, stats, cache, ratios)
             if cost < best_cost:
                 best, best_cost = order, cost
     left = [s for s in plan.scans if s.join == "left"]
     return replace(plan, scans=tuple(best + left))
 
 
-def _greedy(inner: list[Scan], start: int, stats: TableStats,
-            cache: dict[Scan, _ScanStats]) -> tuple[list[Scan], float]:
+def _greedy(inner: list[Scan], start: int, stats: TableStats, cache: dict[Scan, _ScanStats],
+            ratios: dict | None = None) -> tuple[list[Scan], float]:
     """Greedy join order from `inner[start]` and its summed intermediate sizes."""
-    state = _JoinState()
+    state = _JoinState() if ratios is None else _JoinState(ratios=ratios)
     rest = list(inner)
     first = rest.pop(start)
     s = _cached_stats(first, stats, cache)

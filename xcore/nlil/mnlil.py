@@ -119,8 +119,8 @@ def _train_one(args: tuple) -> tuple[dict, list[float]]:
 def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -> np.ndarray:
     """Initial cluster of each positive: k-means on embeddings, or by the most frequent neighbour class."""
     k = cfg.clusters
-    if k == 1 or len(emb) <= 1:
-        return np.zeros(len(emb), dtype=int)
+    if k == 1 or len(emb) <= 1 or (cfg.init != "frequency" and emb.shape[1] == 0):
+        return np.zeros(len(emb), dtype=int)  # no embedding features (no unary filters): one cluster to start
     if cfg.init == "frequency":
         U = ops.filters.numpy()
         nbr = np.zeros((len(q.x), U.shape[0]))
@@ -190,6 +190,8 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
             moved = int((new != assign).sum())
             sizes = np.bincount(new, minlength=k)
             keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(pos)))
+            if not len(keep):  # every cluster fell below the minimum: the largest one survives
+                keep = np.array([int(sizes.argmax())])
             if len(keep) < k:
                 collapse.append(f"round {rnd + 1}: {k - len(keep)} of {k} clusters lost their examples "
                                 f"(sizes {sizes.tolist()}); their examples joined the nearest surviving cluster")
