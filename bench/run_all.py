@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["grounding.py", "psl_map.py", "esms_search.py", "esms_accuracy.py", "psl_esms_parallel.py",
+SCRIPTS = ["grounding.py", "psl_map.py", "psl_learn.py", "esms_search.py", "esms_accuracy.py", "psl_esms_parallel.py",
            "mln_gibbs.py", "plkb_lp.py", "plkb_accuracy.py", "iexplain_precision.py"]
 
 
