@@ -376,6 +376,11 @@ def _may_repeat(frame: pd.DataFrame, cols: list[str]) -> bool:
     return True
 
 
+STACK_ROWS = 4096
+"""Tables up to this many rows check their argument columns together (the per-column overheads
+dominate there); longer ones column by column, which keeps Arrow-backed text out of Python objects."""
+
+
 def _clean_arguments(df: pd.DataFrame, cols: list[str], p: Predicate, part: str,
                      shared: dict | None = None) -> dict[str, pd.Series]:
     """Every argument column as strings (or string categories); DataError for an empty argument.
@@ -387,7 +392,7 @@ def _clean_arguments(df: pd.DataFrame, cols: list[str], p: Predicate, part: str,
            if isinstance(df[c].dtype, pd.CategoricalDtype)}
     plain = [c for c in cols if c not in out]
     n = len(df)
-    if len(plain) < 2 or n == 0:
+    if len(plain) < 2 or n == 0 or n > STACK_ROWS:  # long columns: each checked on its own (Arrow kernels)
         out.update({c: _clean_argument(df, c, p, part, shared) for c in plain})
         return {c: out[c] for c in cols}
     stacked = np.concatenate([df[c].to_numpy(dtype=object) for c in plain])  # column after column
