@@ -9,6 +9,8 @@ Thread limits are context managers so no caller changes process-wide state for l
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -154,3 +156,45 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+_HIGHS_LOCK = threading.Lock()
+_HIGHS_BANNER_DONE: list[bool] = []
+
+
+def new_highs(threads: int = 1) -> Any:
+    """A `highspy.Highs` solver with its output off and `threads` threads (1 for every xcore solve:
+    HiGHS keeps one scheduler per process, and a solve asking for another count ends "Not Set").
+
+    HiGHS prints its banner on the process's stdout (fd 1) when the first solver of a process is
+    made, before any option can be set; that first one is made with fd 1 on /dev/null, so the
+    banner never mixes into a command's output (``xcore run``, ``python -m xcore.psl``).
+    """
+    import highspy
+
+    with _HIGHS_LOCK:
+        if _HIGHS_BANNER_DONE:
+            h = highspy.Highs()
+        else:
+            h = _made_silently(highspy.Highs)
+            _HIGHS_BANNER_DONE.append(True)
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", int(threads))
+    return h
+
+
+def _made_silently(make: Callable[[], T]) -> T:
+    """`make()` with the process's fd 1 pointed at /dev/null (C code writes there, not to sys.stdout)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no usable stdout: nothing to keep clean
+        return make()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        return make()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)

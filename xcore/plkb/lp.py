@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from xcore.errors import XcoreError
 from xcore.plkb.kb import KB
 from xcore.plkb.literals import FALSE, FREE, TRUE
+from xcore.runtime import new_highs
 
 TIE_TOL = 1e-6
 """A midpoint within this of 0.5 counts as exactly 0.5, which is a NEGATIVE prediction (the
@@ -285,9 +286,7 @@ class HighsLP:
 
     def __init__(self, face_tol: float = DEFAULT_FACE_TOL, threads: int = 1) -> None:
         self.face_tol = float(face_tol)
-        self.h = highspy.Highs()
-        self.h.setOptionValue("output_flag", False)
-        self.h.setOptionValue("threads", int(threads))
+        self.h = new_highs(threads)
         self.n_solves = 0
 
     def _pass(self, lp: LPMatrices) -> None:

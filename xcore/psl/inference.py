@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from xcore.errors import XcoreError
 from xcore.psl.program import HingeProgram
-from xcore.runtime import limited_threads
+from xcore.runtime import limited_threads, new_highs
 
 
 @dataclass
@@ -182,9 +182,7 @@ def check_hard_feasible(prog: HingeProgram) -> None:
     import highspy
 
     n, C = prog.n_atoms, prog.C.tocsc()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)  # one HiGHS scheduler per process (see map_qp)
+    h = new_highs()
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n, C.shape[0]
@@ -217,11 +215,7 @@ def map_qp(prog: HingeProgram) -> MAPResult:
                    sp.hstack([prog.C, sp.csr_matrix((prog.C.shape[0], m))])]).tocsc()
     upper = np.concatenate([-prog.b, -prog.d])
     lower = np.concatenate([np.full(m, -np.inf), np.where(prog.equality, -prog.d, -np.inf)])
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    # HiGHS keeps one scheduler per process, sized by the first solve: every xcore solver asks for one
-    # thread, or a later solve that asks for another count ends with status "Not Set" (highspy 1.16).
-    h.setOptionValue("threads", 1)
+    h = new_highs()  # output off, one thread (HiGHS keeps one scheduler per process)
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + m, G.shape[0]
