@@ -16,7 +16,7 @@ from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, 
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
-                                query_predicates, run_explainers, starting_rules)
+                                query_predicates, run_explainers, starting_rules, WORD_METHODS)
 from xcore.runtime import Progress, scaled
 
 EXACT_LIMIT = 20
@@ -112,8 +112,18 @@ def applicable(dataset: RelationalDataset) -> str | None:
 def default_settings(dataset: RelationalDataset) -> MLNSettings:
     """The data's first query predicate, its sample model or generated rules, every explainer it supports."""
     setting = text_setting(dataset, None)
-    names = tuple(NAMES[m] for m in available_methods(setting)) if setting is not None else ("mln:m-explain",)
-    return MLNSettings(target=None if setting is None else setting.target, explainers=names)
+    if setting is None:
+        return MLNSettings(target=None, explainers=("mln:m-explain",))
+    methods = [m for m in available_methods(setting)
+               if m not in WORD_METHODS or labelled_both_ways(dataset, setting.target)]
+    return MLNSettings(target=setting.target, explainers=tuple(NAMES[m] for m in methods))
+
+
+def labelled_both_ways(dataset: RelationalDataset, target: str) -> bool:
+    """True when the query predicate has observed atoms of both classes: the bag-of-words baselines
+    (LIME, SHAP) train a classifier on them, so by default they are offered only then."""
+    observed = dataset.table(target, "obs")["value"].to_numpy(dtype=float) >= 0.5
+    return bool(observed.any() and not observed.all())
 
 
 def n_query_atoms(dataset: RelationalDataset) -> int:
