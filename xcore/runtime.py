@@ -5,6 +5,7 @@ counts steps adapts with `counted`, sub-tasks nest with `scaled`. A run is cance
 progress: `cancellable` raises `xcore.errors.Cancelled` at the next report once a flag is set, and
 `BackgroundJob` runs a computation in a thread with such a progress (the app's Cancel button).
 Thread limits are context managers so no caller changes process-wide state for longer than its own block.
+`new_highs` is the one way xcore makes a HiGHS solver (quiet, one thread).
 """
 
 from __future__ import annotations
