@@ -155,8 +155,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.learn is not None:
         from xcore.psl.learn_command import learn_from_project
 
-        with _native_stdout_silenced(out):
-            learned = learn_from_project(project, args, err)
+        learned = learn_from_project(project, args, err)
         lap("learn")
         if not (args.infer or project.has_learn_split):
             return EXIT_OK
@@ -168,8 +167,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     model = PSLModel(rules, inference=args.method, limit=None)
     model.ground(ds)
     lap("ground")
-    with _native_stdout_silenced(out):
-        result = model.infer(warm_start=False)
+    result = model.infer(warm_start=False)  # HiGHS's banner is kept off stdout by xcore.runtime.new_highs
     lap("infer")
     if not result.converged:  # the values are written, but the user must know they are approximate
         err.write(f"warning: {result.method} inference did not converge: {result.message}\n")
@@ -201,32 +199,6 @@ def parse_options(pairs: Sequence[str]) -> dict[str, str] | None:
             return None
         out[key.strip()] = value.strip()
     return out
-
-
-class _native_stdout_silenced:
-    """Send native writes to fd 1 (HiGHS prints a banner when created) to /dev/null while
-    solving, so stdout carries only the values."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.active = out is sys.stdout
-        self.saved = -1
-
-    def __enter__(self) -> None:
-        if not self.active:
-            return
-        try:
-            sys.stdout.flush()
-            self.saved = os.dup(1)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.close(devnull)
-        except OSError:
-            self.saved = -1
-
-    def __exit__(self, *exc) -> None:
-        if self.saved >= 0:
-            os.dup2(self.saved, 1)
-            os.close(self.saved)
 
 
 def target_values(model) -> dict[str, "object"]:
