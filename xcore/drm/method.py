@@ -30,9 +30,9 @@ FIDELITY_SCORE = ScoreSpec(
     measures="the share of the instance's Hamming neighbourhood (itself included) on which the clause agrees "
              "with the network: covered neighbours the network puts in the same class plus uncovered ones it "
              "puts in the other class. Items are the maximal-fidelity clauses, the relevance choice first.",
-    signed=False, unit="fraction of neighbours")
+    signed=False, unit="fraction of neighbours", directed=False)
 COVERAGE_SCORE = ScoreSpec(label="coverage", measures="the share of all examples for which the feature is true.",
-                           signed=False, unit="fraction of examples")
+                           signed=False, unit="fraction of examples", directed=False)
 
 
 class DRMSettings(Settings):
@@ -288,8 +288,8 @@ class FidelityExplainer(Explainer):
         nb = loc.neighbourhood
         return Explanation(
             target=target, target_text=target, method=self.name,
-            prediction=float(loc.prediction), truth=float(model.problem_.labels[loc.index]), items=items,
-            ordering="given", score_spec=self.score_spec,
+            prediction=float(loc.prediction), prediction_kind="class",
+            truth=float(model.problem_.labels[loc.index]), items=items, ordering="given", score_spec=self.score_spec,
             meta={"hamming": int(loc.radius), "neighbours": int(len(nb.members)), "e_plus": int(nb.positive.sum()) + 1,
                   "e_minus": int((~nb.positive).sum()), "active_features": int(model.X_[loc.index].sum()),
                   "relevance_changes_choice": loc.relevance_changes_choice})
@@ -327,7 +327,7 @@ class StructuredExplainer(Explainer):
                                 "definitions": _definitions(model, feats),
                                 "blocks": [[model.features_[f].name for f in b] for b in s.blocks]}))
             exps.append(Explanation(target=target, target_text=target,
-                                    method=self.name, prediction=float(loc.prediction),
+                                    method=self.name, prediction=float(loc.prediction), prediction_kind="class",
                                     truth=float(model.problem_.labels[loc.index]), items=items, ordering="given",
                                     score_spec=self.score_spec))
         return self.finish(ExplanationSet(exps, method=self.name))

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import re
 
+from xcore.explain.render import prediction_text, reason_line
 from xcore.explain.types import Explanation
-
-
-def _value(v: float | None) -> str:
-    return "unknown" if v is None else f"{v:.3f}"
 
 
 def _head(exp: Explanation) -> str:
     """The target, its prediction (and truth) and the explanation's note, as one sentence."""
-    head = f"{exp.target_text or exp.target}: predicted {_value(exp.prediction)}"
+    head = f"{exp.target_text or exp.target}: predicted {prediction_text(exp)}"
     if exp.truth is not None:
-        head += f", true {_value(exp.truth)}"
+        head += f", true {exp.truth:.3f}"
     note = exp.meta.get("note")
     if isinstance(note, str) and note:
         head += f". {note}"
@@ -24,15 +21,10 @@ def _head(exp: Explanation) -> str:
 
 def _reasons(exp: Explanation, k: int) -> tuple[str, list[str]]:
     """The lead-in of the reasons list and one line per top-`k` reason: its full natural text (the
-    canonical text when it has none), its score and, for signed scores, the direction it pushes."""
+    canonical text when it has none), its score and the direction it pushes (`xcore.explain.render`)."""
     spec = exp.score_spec
     label = spec.label if spec is not None else "score"
-    lines = []
-    for it in exp.top(k):
-        direction = ""
-        if spec is not None and spec.signed and it.score != 0:
-            direction = ", pushes it up" if it.score > 0 else ", pushes it down"
-        lines.append(f"{it.natural or it.text} ({label} {it.score:.3g}{direction})")
+    lines = [reason_line(it, spec) for it in exp.top(k)]
     return f"The {min(k, exp.n_items)} strongest reasons (by {label}):", lines
 
 
@@ -41,7 +33,7 @@ NO_REASON = "No item explains this prediction (nothing exerts any influence on i
 
 def explanation_text(exp: Explanation, k: int = 3) -> str:
     """A short paragraph: the target, its prediction (and truth), then the top-`k` reasons with scores
-    and, for signed scores, the direction each one pushes."""
+    and the direction each one pushes."""
     head = _head(exp)
     if not exp.items:
         return f"{head}. {NO_REASON}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import Field
 
@@ -23,18 +24,19 @@ EXACT_LIMIT = 20
 """Exact enumeration handles up to this many query atoms; `inference="auto"` samples above it."""
 
 IMPORTANCE = "I(f, Q)"
-_IMPORTANCE_MEANING = ("E_Q[n_f] − E[n_f] = ∂ log P(Q | E) / ∂ w_f: how much raising the formula's weight raises "
-                       "the query's log-probability")
+_IMPORTANCE_MEANING = ("E_Q[n_f] − E[n_f] = ∂ log P(Q | E) / ∂ w_f: how much raising the formula's weight would raise "
+                       "the query's log-probability (its size ranks the formulas; which way a formula pushes the "
+                       "query at its weight is its weight's sign times the sign of the query's literal in it)")
 
 SCORES: dict[str, ScoreSpec] = {
-    "mln:m-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", on the whole ground network.", True,
+    "mln:m-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", on the whole ground network.", False,
                                "log-probability per unit weight"),
     "mln:i-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over coalitions of similar objects "
-                               "(ranked by weighted rank aggregation).", True, "log-probability per unit weight"),
-    "mln:r-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over random coalitions of the same "
-                               "sizes as I-Explain's.", True, "log-probability per unit weight"),
+                               "(ranked by weighted rank aggregation).", False, "log-probability per unit weight"),
+    "mln:r-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over random coalitions of objects "
+                               "(ranked by weighted rank aggregation).", False, "log-probability per unit weight"),
     "lime": ScoreSpec("LIME coefficient", "the word's coefficient in a locally weighted linear model of the "
-                      "bag-of-words classifier's log-odds.", True, "log-odds"),
+                      "bag-of-words classifier's probability.", True, "probability"),
     "shap": ScoreSpec("SHAP value", "the word's Shapley value for the bag-of-words classifier's log-odds (exact "
                       "for the linear model).", True, "log-odds"),
 }
@@ -179,6 +181,7 @@ class MLNEstimator(Estimator):
         self.check_fitted()
         items = [ExplanationItem(kind="rule", text=r.text("mln"), natural=r.text("mln"),
                                  score=float(r.weight if r.weight is not None and not r.is_hard else 0.0),
+                                 direction=int(np.sign(r.weight)) if r.weight is not None and not r.is_hard else 0,
                                  extras={"hard": bool(r.is_hard)})
                  for r in self.model_.rules]
         return Explanation(target="model", target_text="Markov logic network", method="mln", items=items,

@@ -43,7 +43,7 @@ EDGE_SCORE = ScoreSpec(
     label="GNNExplainer edge mask",
     measures="the importance GNNExplainer (torch_geometric.explain) gives the edge for the GCN's prediction of "
              "this node (a learned soft mask in [0, 1]).",
-    signed=False, unit="mask value")
+    signed=False, unit="mask value", directed=False)
 
 RULE_SCORE = ScoreSpec(
     label="rule precision",
@@ -337,7 +337,7 @@ class RuleExplainer(Explainer):
             for c, rule in enumerate(lr.rules):
                 row = table.loc[(h, str(c))]
                 items.append(ExplanationItem(
-                    kind="rule", text=rule.text, score=float(row["precision"]),
+                    kind="rule", text=rule.text, score=float(row["precision"]), direction=int(bool(f[c])),
                     natural=f"{'fires' if f[c] else 'does not fire'}: {rule.text}",
                     extras={"cluster": c, "fires": bool(f[c]), "recall": float(row["recall"]),
                             "support": int(row["support"]), "members": int(row["members"])}))
@@ -345,6 +345,7 @@ class RuleExplainer(Explainer):
             text = f"{t}: rule of cluster {which[0]} fires" if len(which) else f"{t}: no rule fires"
             truth = rows.loc[t, "truth"]
             exps.append(Explanation(target=t, target_text=text, prediction=float(rows.loc[t, "prediction"]),
+                                    prediction_kind="probability",
                                     truth=None if pd.isna(truth) else float(truth), items=items))
         return self.finish(ExplanationSet(exps, method=self.name))
 
@@ -370,7 +371,7 @@ class GCNRuleExplainer(RuleExplainer):
         exps = []
         for e in base:
             h = preds.loc[e.target, "head"]
-            items = [ExplanationItem(kind="rule", text=it.text, natural=it.natural,
+            items = [ExplanationItem(kind="rule", text=it.text, natural=it.natural, direction=it.direction,
                                      score=float(table.loc[(h, str(it.extras["cluster"])), "fidelity"]),
                                      extras={**it.extras, "precision": it.score}) for it in e.items]
             exps.append(Explanation(target=e.target, target_text=e.target_text,

@@ -22,11 +22,12 @@ UNDECIDED_TOL = 1e-6
 SHAPLEY = "plkb:shapley"
 
 DECISIVE_SCORE = ScoreSpec(
-    label="ω(POS) midpoint",
-    measures="the midpoint of the LP's probability interval for POS when only this set of the row's "
-             "features is known; the first item is the k-feature set that decides the prediction most "
-             "firmly (furthest from 0.5 on the predicted side).",
-    signed=False, unit="probability")
+    label="ω(POS) midpoint − 0.5",
+    measures="how far this set of the row's features alone decides the prediction: the midpoint of the LP's "
+             "probability interval for POS when only these features are known, minus the undecided 0.5 "
+             "(±0.5: decides it outright; 0: decides nothing); the first item is the set that decides the "
+             "prediction most firmly on the predicted side.",
+    signed=True, unit="probability")
 
 SHAPLEY_SCORE = ScoreSpec(
     label="Shapley value φ",
@@ -36,7 +37,7 @@ SHAPLEY_SCORE = ScoreSpec(
 
 CLAUSE_SCORE = ScoreSpec(label="clause probability",
                          measures="the probability the knowledge base gives the clause.", signed=False,
-                         unit="probability")
+                         unit="probability", directed=False)
 
 
 def row_target(index: object) -> str:
@@ -117,7 +118,7 @@ class PLKBEstimator(Estimator):
         k = min(k or self.settings.k, len(columns))
         exp = self.classifier_.explain(row, k).to_explanation()
         iv = self.classifier_.predict_interval(row).iloc[0]
-        items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))}) for it in exp.items]
+        items = exp.items
         meta = {**exp.meta, **undecided_note(items, k), "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]),
                 "row": {str(c): values.get(str(c)) for c in columns}}
         return replace(exp, items=items, target="row what-if", prediction=float(iv["mid"]), meta=meta,
@@ -175,8 +176,7 @@ class DecisiveExplainer(Explainer):
         for i, target in enumerate(wanted):  # one LP search per row: the unit of work is a row, not an atom
             x = model.row(target)
             exp = model.classifier_.explain(x, min(k, x.shape[1])).to_explanation()
-            items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))})
-                     for it in exp.items]  # a sub-query above 0.5 pushes towards POS
+            items = exp.items
             meta = {**exp.meta, **undecided_note(items, k)}
             exps.append(replace(exp, items=items, meta=meta, target=target,
                                 target_text=f"{target}: {exp.target_text}"))

@@ -23,12 +23,13 @@ GROUND_RULES = "esms:ground-rules"
 GROUND_RULE_SCORE = ScoreSpec(
     label="|w·∂φ/∂y|",
     measures="the force a ground rule exerts on the target at the MAP state: the rule's weight times the "
-             "gradient of its (squared) hinge with respect to the target's value.",
+             "gradient of its (squared) hinge with respect to the target's value (the effect column is the "
+             "signed force).",
     signed=False, unit="energy per unit of the target's value")
 
 RULE_WEIGHT_SCORE = ScoreSpec(
     label="weight", measures="the rule's learned weight (PPLL); larger weights cost more when violated.",
-    signed=False, unit="")
+    signed=False, unit="", directed=False)
 
 
 def rule_without_weight(text: str) -> str:
