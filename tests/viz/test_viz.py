@@ -140,7 +140,8 @@ def test_explanation_graph_figure_traces():
     assert "smokes('ann') &amp; knows('ann', 'bob')" in bad
     assert "&lt;so&gt;" in bad and "<so>" not in bad
     good = " ".join(trace(fig, "explainable items").hovertext)
-    assert "Ann and Bob both smoke" in good and "weight: 1" in good
+    assert "Ann and Bob both smoke" in good and "pushes up" in good
+    assert "weight" not in good and "ground_rule" not in good  # method-neutral: no kind, no extras
     assert "Ann and Bob are friends" in trace(fig, "target").hovertext[0]
     # node positions are the radial layers of explanation_graph (target at the centre)
     pos = radial_layout(explanation_graph(e), target_node(e))
