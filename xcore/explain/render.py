@@ -17,7 +17,6 @@ LEGEND: dict[int, str] = {UP: "pushes up", DOWN: "pushes down", NONE: "no direct
 """Legend names of the three directions (chart traces, table cells)."""
 
 _PHRASE: dict[int, str] = {UP: "pushes it up", DOWN: "pushes it down", NONE: ""}
-_COUNTS: dict[int, str] = {UP: "counts for", DOWN: "counts against", NONE: ""}
 
 
 def direction_phrase(direction: int) -> str:
@@ -59,17 +58,26 @@ def reason_line(item: ExplanationItem, spec: ScoreSpec | None, target_text: str 
     (from `item.direction` only; the score's sign is never read as a direction here)."""
     text = item.natural or item.text
     phrase = direction_phrase(item.direction)
-    if item.direction != NONE and target_text:
-        phrase = f"{_COUNTS[item.direction]} {target_text}: {phrase}"
-    return f"{text} ({score_text(item, spec)}{'; ' + phrase if phrase else ''})"
+    if phrase and target_text:
+        phrase += f" (counts {'for' if item.direction > 0 else 'against'} “{target_text}”)"
+    return f"{text} ({score_text(item, spec)}){' — ' + phrase if phrase else ''}"
 
 
 def prediction_text(exp: Explanation) -> str:
     """The one number an explanation explains, with what it is ("probability 0.044")."""
     if exp.prediction is None:
         return "unknown"
+    if exp.prediction_kind == "class" and float(exp.prediction).is_integer():
+        return f"class {int(exp.prediction)}"
     kind = f"{exp.prediction_kind} " if exp.prediction_kind else ""
     return f"{kind}{exp.prediction:.3f}"
+
+
+def informative(item: ExplanationItem, spec: ScoreSpec | None) -> bool:
+    """False for an item that says nothing about the prediction: a zero score with no direction and
+    no effect under a score that has directions (an undecided feature set, an inactive formula)."""
+    directed = spec is None or spec.directed
+    return not (directed and item.score == 0 and item.direction == NONE and not item.effect)
 
 
 def hover_lines(item: ExplanationItem, spec: ScoreSpec | None) -> list[str]:
