@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import get_dataset, guarded
-from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
+from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
@@ -277,7 +277,7 @@ if run is not None:
     metrics_row(run.metrics)
     st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
     tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Coalitions", "Evaluation",
-                    "Downloads"])
+                    "Downloads", "Verify"])
     with tabs[0]:
         explanations_tab(run)
     with tabs[1]:
@@ -292,3 +292,5 @@ if run is not None:
         evaluation_tab(ds, run, annotation)
     with tabs[6]:
         run_downloads(run, key="mln_dl")
+    with tabs[-1]:
+        verify_panel(run, ds, key="mln_verify")
