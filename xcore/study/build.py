@@ -114,6 +114,7 @@ def render(exp: Explanation, k: int = 5, graph: bool = True, hide: Iterable[str]
     `show_truth`), computed once."""
     hide = list(hide)
     plain = Explanation(target=exp.target, target_text=exp.target_text, prediction=exp.prediction,
+                        prediction_kind=exp.prediction_kind,
                         truth=exp.truth if show_truth else None, items=exp.top(k), ordering="given",
                         score_spec=exp.score_spec)
     ref = Target.parse(exp.target)
