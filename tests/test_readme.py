@@ -26,4 +26,5 @@ def test_readme_python_example_runs(tmp_path):
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     assert "word_precision" in done.stdout and "I-Explain" in done.stdout
+    assert "plkb:decisive" in done.stdout and "pushes it" in done.stdout  # the driver and verify ran
     assert "['esms', 'mln', 'plkb'" in done.stdout

@@ -316,3 +316,23 @@ def test_reexplaining_with_other_explainer_settings_does_not_refit(monkeypatch):
     run_method("plkb", ds, settings.replace(seed=settings.seed + 1), cache=None, fits=fits)
     assert len(calls) == 2  # a model setting refits
     assert FITS is not fits
+
+
+def test_version_1_bundles_are_read_with_their_directions(fitted):
+    _, _, _, run = fitted
+    data = json.loads(run.to_json())
+    data["version"] = 1
+    for s in data["explanations"].values():
+        for e in s["explanations"]:
+            e["version"] = 2
+            for it in e["items"]:
+                it.pop("direction"), it.pop("effect")
+            e.pop("prediction_kind")
+        s["version"] = 2
+    old = Run.from_bundle(json.dumps(data))
+    for name, exps in run.explanations.items():
+        spec = exps.score_spec
+        for e in list(exps)[:3]:
+            back = old.explanations[name][e.target]
+            if spec is not None and spec.signed:  # a signed score's sign was its direction in version 2
+                assert [it.direction for it in back.items] == [it.direction for it in e.items]

@@ -34,7 +34,9 @@ PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
 """The first columns of every `Estimator.predict` frame (truth may be missing); method columns follow."""
 
 RUN_FORMAT = "xcore.run"
-RUN_VERSION = 1
+RUN_VERSION = 2
+"""Version 2: explanations in format 3 (typed direction and effect per item); version 1 is read too."""
+READABLE_RUN_VERSIONS: tuple[int, ...] = (1, 2)
 
 
 # ---------------------------------------------------------------------- settings
@@ -282,8 +284,9 @@ class Run:
             data = loads_strict(data, "run bundle")
         if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
             raise ExplanationError(f"not an xcore run bundle (format must be {RUN_FORMAT!r})")
-        if data.get("version") != RUN_VERSION:
-            raise ExplanationError(f"run bundle version {data.get('version')!r} is not {RUN_VERSION}")
+        if data.get("version") not in READABLE_RUN_VERSIONS or isinstance(data.get("version"), bool):
+            raise ExplanationError(f"run bundle version {data.get('version')!r} is not one this xcore reads "
+                                   f"({', '.join(map(str, READABLE_RUN_VERSIONS))})")
         try:
             preds = data["predictions"]
             frame = pd.DataFrame(preds["rows"], columns=preds["columns"])
