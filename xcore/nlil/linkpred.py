@@ -98,26 +98,38 @@ def both_directions(t: np.ndarray, R: int) -> np.ndarray:
 
 
 class _Propagate(torch.autograd.Function):
-    """out = W @ V for a sparse W with learned values on a fixed pattern (scipy CSR products both ways);
-    the value gradient is one gathered dot product per stored pair."""
+    """out = W @ V for a sparse W with learned values on a fixed pattern, computed on the nonzeros of V only
+    (a chain from one entity touches its neighbourhood, not the graph): scipy sparse-sparse products
+    both ways, and the value gradient as one product per (nonzero of V, edge leaving its row)."""
 
     @staticmethod
     def forward(ctx, w: torch.Tensor, v: torch.Tensor, graph: "SparseGraph") -> torch.Tensor:
-        ctx.save_for_backward(w, v)
-        ctx.graph = graph
-        W = sp.csr_matrix((w.detach().numpy(), graph.indices, graph.indptr), shape=(graph.n, graph.n))
-        return torch.from_numpy(np.asarray(W @ v.detach().numpy()))
+        wn, vn = w.detach().numpy(), v.detach().numpy()
+        W = sp.csr_matrix((wn, graph.indices, graph.indptr), shape=(graph.n, graph.n))
+        V = sp.csr_matrix(vn)
+        out = (W @ V).tocoo()
+        ctx.save_for_backward(w)
+        ctx.graph, ctx.V, ctx.support = graph, V, (out.row, out.col)
+        dense = np.zeros(vn.shape, dtype=vn.dtype)
+        dense[out.row, out.col] = out.data
+        return torch.from_numpy(dense)
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):
-        w, v = ctx.saved_tensors
-        graph = ctx.graph
-        gn, vn = g.detach().numpy(), v.detach().numpy()
+        (w,) = ctx.saved_tensors
+        graph, V, (rows, cols) = ctx.graph, ctx.V, ctx.support
+        gn = g.detach().numpy()
+        G = sp.csr_matrix((gn[rows, cols], (rows, cols)), shape=gn.shape)  # only where the output can be nonzero
         WT = sp.csr_matrix((w.detach().numpy()[graph.perm], graph.t_indices, graph.t_indptr),
                            shape=(graph.n, graph.n))
-        gv = torch.from_numpy(np.asarray(WT @ gn))
-        gw = torch.from_numpy(np.einsum("eb,eb->e", gn[graph.dst], vn[graph.src]))
-        return gw, gv, None
+        gv = np.asarray((WT @ G).toarray(), dtype=gn.dtype)
+        Vc = V.tocoo()
+        start, deg = graph.t_indptr[Vc.row], np.diff(graph.t_indptr)[Vc.row]
+        rep = np.repeat(np.arange(len(Vc.data)), deg)
+        k = start[rep] + np.arange(len(rep)) - np.repeat(np.cumsum(deg) - deg, deg)  # position in W^T's CSR
+        contrib = gn[graph.t_indices[k], Vc.col[rep]] * Vc.data[rep]
+        gw = np.bincount(graph.perm[k], weights=contrib, minlength=len(graph.src)).astype(gn.dtype)
+        return torch.from_numpy(gw), torch.from_numpy(gv), None
 
 
 class SparseGraph:
