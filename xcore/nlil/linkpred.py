@@ -275,13 +275,14 @@ def known_matrix(kb: TripleKB, q: int) -> sp.csr_matrix:
 
 
 def evaluate(lp: LinkPredictor, triples: np.ndarray | None = None, batch: int = 256,
-             progress: Progress | None = None) -> tuple[dict[str, float], pd.DataFrame]:
-    """Filtered MRR and Hits@1/3/10 over both directions of the held-out triples: overall and per relation."""
+             progress: Progress | None = None, with_ranks: bool = False):
+    """Filtered MRR and Hits@1/3/10 over both directions of the held-out triples: overall and per relation
+    (and, `with_ranks`, every query's rank and true object's score: tail queries, then head queries)."""
     kb = lp.kb
     progress = progress or null_progress
     t = kb.held_out if triples is None else triples
     qs = both_directions(t, kb.R)
-    ranks = np.zeros(len(qs))
+    ranks, truth_scores = np.zeros(len(qs)), np.zeros(len(qs))
     relations = np.unique(qs[:, 1])
     for j, q in enumerate(relations):
         idx = np.flatnonzero(qs[:, 1] == q)
@@ -289,7 +290,9 @@ def evaluate(lp: LinkPredictor, triples: np.ndarray | None = None, batch: int = 
         for s in range(0, len(idx), batch):
             b = idx[s:s + batch]
             x, y = qs[b, 0], qs[b, 2]
-            ranks[b] = filtered_ranks(lp.scores(int(q), x), y, known[x].toarray())
+            sc = lp.scores(int(q), x)
+            ranks[b] = filtered_ranks(sc, y, known[x].toarray())
+            truth_scores[b] = sc[np.arange(len(b)), y]
         progress((j + 1) / len(relations), f"evaluated {kb.query_name(int(q))}")
     rel = qs[:, 1] % kb.R
     rows = []
@@ -297,7 +300,8 @@ def evaluate(lp: LinkPredictor, triples: np.ndarray | None = None, batch: int = 
         m = rel == r
         if m.any():
             rows.append({"relation": kb.relations[r], "queries": int(m.sum()), **summarise(ranks[m])})
-    return summarise(ranks), pd.DataFrame(rows)
+    out = summarise(ranks), pd.DataFrame(rows)
+    return (*out, ranks, truth_scores) if with_ranks else out
 
 
 def summarise(ranks: np.ndarray) -> dict[str, float]:

@@ -45,6 +45,12 @@ EDGE_SCORE = ScoreSpec(
              "this node (a learned soft mask in [0, 1]).",
     signed=False, unit="mask value")
 
+PATH_RULE_SCORE = ScoreSpec(
+    label="rule confidence",
+    measures="the product of the rule's operator attentions (its weight in the learned mixture, as Neural LP "
+             "prints rules); the relation's filtered MRR and Hits@k are in the run metrics and per-relation table.",
+    signed=False, unit="attention product")
+
 RULE_SCORE = ScoreSpec(
     label="rule precision",
     measures="the share of the training queries the lifted rule fires for that are true, measured by "
@@ -71,6 +77,15 @@ class NLILSettings(Settings):
     lr: float = Field(0.05, gt=0.0, le=1.0)
     negatives: int = Field(2, ge=0, le=20)
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
+    eval: Literal["rules", "link-prediction"] = "rules"
+    """rules: m-NLIL per head, rule precision/recall; link-prediction: path rules for every binary relation
+    and its inverse (Neural LP style), filtered MRR and Hits@1/3/10 on the held-out triples, both directions."""
+    rank: int = Field(3, ge=1, le=16)
+    """link-prediction: rules (soft chains of `path_length` steps) per query relation"""
+    kg_epochs: int = Field(8, ge=1, le=500)
+    """link-prediction: epochs, each over at most `kg_queries` observed triples (both directions)"""
+    kg_queries: int = Field(8000, ge=100, le=10_000_000)
+    kg_lr: float = Field(0.1, gt=0.0, le=1.0)
     attention: Literal["table"] = "table"
     """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
     mode: Literal["truth", "gcn"] = "truth"
@@ -115,8 +130,26 @@ def applicable(ds: RelationalDataset) -> str | None:
     return "no target predicate has a true labelled atom (in its observations or truth) to learn from"
 
 
+def is_knowledge_graph(ds: RelationalDataset) -> bool:
+    """Only binary relations, some with held-out true triples: link prediction is the standard evaluation."""
+    return all(p.arity == 2 for p in ds.schema) and any(
+        (ds.tables[p.name]["truth"]["value"] >= 0.5).any() for p in ds.schema if len(ds.tables[p.name]["truth"]))
+
+
 def default_settings(ds: RelationalDataset) -> NLILSettings:
-    return NLILSettings(heads=tuple(candidate_heads(ds)[:4]))
+    """Heads are left empty (every candidate up to `max_heads`, so `max_heads` and `heads` keep their meaning);
+    knowledge graphs (binary relations only, held-out triples) are evaluated by link prediction."""
+    return NLILSettings(eval="link-prediction" if is_knowledge_graph(ds) else "rules")
+
+
+def planned_heads(ds: RelationalDataset, settings: NLILSettings) -> tuple[list[str], list[str]]:
+    """(heads that will be trained, candidate heads left out by `max_heads`), as the run will choose them."""
+    if settings.heads:
+        return list(settings.heads), []
+    if settings.eval == "link-prediction":
+        return [p.name for p in ds.schema if p.arity == 2], []
+    cands = candidate_heads(ds)
+    return cands[: settings.max_heads], cands[settings.max_heads:]
 
 
 class NLILEstimator(Estimator):
@@ -127,7 +160,7 @@ class NLILEstimator(Estimator):
         self.settings = settings
 
     def _heads(self, ds: RelationalDataset) -> list[str]:
-        heads = list(self.settings.heads) or candidate_heads(ds)[: self.settings.max_heads]
+        heads, self.dropped_heads_ = planned_heads(ds, self.settings)
         for h in heads:
             if h not in ds.schema:
                 raise XcoreError(f"head predicate {h!r} is not in the dataset")
@@ -429,8 +462,50 @@ EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer(), GCN_RULES: GCNRuleEx
                                     GNNEXPLAINER: GNNExplainerExplainer()}
 
 
+def run_link_prediction(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
+    """Path rules for every relation and its inverse; filtered MRR/Hits@k over the held-out triples both ways."""
+    from xcore.nlil.linkpred import evaluate, fit_link_predictor, triple_kb
+
+    t0 = time.perf_counter()
+    kb = triple_kb(dataset)
+    heads = planned_heads(dataset, settings)[0]
+    unknown = [h for h in heads if h not in kb.relations]
+    if unknown:
+        raise XcoreError(f"head {unknown[0]!r} is not a binary relation of the dataset")
+    if not len(kb.held_out):
+        raise XcoreError("link prediction needs held-out true triples (a test file, or atoms with truth 1)")
+    with one_thread():
+        lp = fit_link_predictor(kb, rank=settings.rank, path_length=settings.path_length, epochs=settings.kg_epochs,
+                                lr=settings.kg_lr, per_epoch=settings.kg_queries, seed=settings.seed,
+                                progress=scaled(progress, 0.0, 0.85))
+        t1 = time.perf_counter()
+        wanted = np.isin(kb.held_out[:, 1], [kb.relations.index(h) for h in heads])
+        test = kb.held_out[wanted]
+        overall, per_rel, ranks, scores = evaluate(lp, test, progress=scaled(progress, 0.85, 1.0), with_ranks=True)
+        tail = scores[: len(test)] / settings.rank  # the true object's share of the rules' mass, in [0, 1]
+    atoms = [f"{kb.relations[r]}({kb.entities[h]}, {kb.entities[t]})" for h, r, t in test]
+    preds = prediction_frame(atoms, tail, np.ones(len(test)), head=[kb.relations[r] for r in test[:, 1]],
+                             tail_rank=ranks[: len(test)], head_rank=ranks[len(test):])
+    rules = lp.rule_frame()
+    rules = rules[rules["relation"].str.replace("^-1", "", regex=False).isin(heads)].reset_index(drop=True)
+    items = [ExplanationItem(kind="rule", text=r.rule, natural=f"{r.relation}: {r.rule}", score=float(r.confidence),
+                             extras={"head": r.relation}) for r in rules.itertuples(index=False)]
+    summary = Explanation(target="model", target_text="path rules per relation (and its inverse)", method="nlil",
+                          items=items, ordering="given", score_spec=PATH_RULE_SCORE)
+    t2 = time.perf_counter()
+    return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
+               explanations={}, summary=summary, metrics={**overall, "queries": float(2 * len(test))},
+               timings={"fit": t1 - t0, "train": lp.seconds, "explain": t2 - t1}, dataset=dataset.name, model=lp,
+               extras={"eval": "link-prediction", "link_prediction": per_rel, "path_rules": rules,
+                       "heads": heads, "heads_dropped": [], "loss_curve": lp.losses,
+                       "ties": "filtered ranks; ties count half (1 + #higher + #equal / 2)"})
+
+
 def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
-    """Fit m-NLIL per head, predict the targets, explain the first `explain_targets` of them."""
+    """Fit m-NLIL per head, predict the targets, explain the first `explain_targets` of them (or, with
+    eval='link-prediction', path rules per relation with filtered MRR and Hits@k)."""
+    if settings.eval == "link-prediction":
+        return run_link_prediction(dataset, settings, progress)
     t0 = time.perf_counter()
     with one_thread():
         est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.85))
@@ -461,6 +536,7 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
                        "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
                        "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
+                       "heads": list(est.labels_), "heads_dropped": list(est.dropped_heads_),
                        "gcn_comparison": comparison})
 
 
