@@ -222,7 +222,7 @@ class NLILEstimator(Estimator):
         model, g, p = self.gcn_[h]
         kb, lr, test = self.kbs_[h], self.labels_[h], self.test_[h]
         facts, frame = kb.facts(), test.frame(kb)
-        fired = np.stack([fires(r, facts, frame) for r in lr.rules], axis=1)
+        fired = kb.store().fires(lr.rules, frame)
         agree = float((fired.any(1) == (p[test.x] >= 0.5)).mean()) if len(test) else 0.0
         pick = np.flatnonzero(fired.any(1))[: self.settings.compare_nodes]
         nodes = test.x[pick]
@@ -272,7 +272,7 @@ class NLILEstimator(Estimator):
             kb = self.kbs_[h]
             p = lr.proba(q.x, q.y)
             frame = q.frame(kb)
-            fired = np.stack([fires(r, kb.facts(), frame) for r in lr.rules], axis=1)
+            fired = kb.store().fires(lr.rules, frame)
             first = np.where(fired.any(1), fired.argmax(1), -1)
             extra = {"gcn": self.gcn_[h][2][q.x]} if h in self.gcn_ else {}
             frames.append(prediction_frame(q.atoms(kb), p, truth, head=h, rule_fires=fired.any(1),
@@ -285,16 +285,17 @@ class NLILEstimator(Estimator):
         self.check_fitted()
         rows = []
         for h, lr in self.labels_.items():
-            kb, facts = self.kbs_[h], self.kbs_[h].facts()
+            kb = self.kbs_[h]
             train, test = self.train_[h], self.test_[h]
-            ftr, fte = train.frame(kb), test.frame(kb)
-            for c, r in enumerate([*lr.rules, lr.union]):
+            every = [*lr.rules, lr.union]  # all rules of the label in one DuckDB query per partition
+            ftr, fte = kb.store().fires(every, train.frame(kb)), kb.store().fires(every, test.frame(kb))
+            for c, r in enumerate(every):
                 is_union = c == len(lr.rules)
-                a = quality(fires(r, facts, ftr), train.label)
-                b = quality(fires(r, facts, fte), test.label)
+                a = quality(ftr[:, c], train.label)
+                b = quality(fte[:, c], test.label)
                 extra = {}
                 if h in self.gcn_:
-                    extra["fidelity"] = float((fires(r, facts, fte) == (self.gcn_[h][2][test.x] >= 0.5)).mean())
+                    extra["fidelity"] = float((fte[:, c] == (self.gcn_[h][2][test.x] >= 0.5)).mean())
                 rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text, **extra,
                              "precision": a["precision"], "recall": a["recall"], "support": a["support"],
                              "members": int(sum(len(m) for m in lr.members)) if is_union else len(lr.members[c]),
@@ -361,7 +362,7 @@ class RuleExplainer(Explainer):
             mine = [t for t, hh in zip(wanted, heads) if hh == h]
             kb, lr = model.kbs_[h], model.labels_[h]
             frame = pd.concat([model._one(h, t).frame(kb) for t in mine], ignore_index=True)
-            flags = np.stack([fires(rule, kb.facts(), frame) for rule in lr.rules], axis=1)
+            flags = kb.store().fires(lr.rules, frame)
             fired.update({t: flags[i] for i, t in enumerate(mine)})
         exps = []
         for t, h in zip(wanted, heads):
