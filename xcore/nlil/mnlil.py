@@ -112,14 +112,15 @@ class LabelRules:
             return torch.stack([m(torch.as_tensor(x, dtype=torch.long)) for m in self.models]).max(0).values.numpy()
 
 
-def _train_one(args: tuple) -> tuple[dict, list[float]]:
-    """Train one cluster's network (run in a worker process or inline); returns its state and loss curve."""
+def _train_one(args: tuple, progress: Progress | None = None) -> tuple[dict, list[float]]:
+    """Train one cluster's network (run in a worker process or inline, then with progress per epoch);
+    returns its state and loss curve."""
     ops, head, arity, cfg, state, q, seed = args
     torch.set_num_threads(1)
     m = NLIL(ops, head, arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
     if state is not None:
         m.load_state_dict(state)
-    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed)
+    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed, progress=progress)
     return m.state_dict(), losses
 
 
@@ -147,6 +148,13 @@ def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -
 
     k = min(k, len(np.unique(emb, axis=0)))
     return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
+
+
+def _sub(progress: Progress | None, start: float, span: float, prefix: str) -> Progress | None:
+    """A cluster's training progress mapped onto its share of the label's fit, its message prefixed."""
+    if progress is None:
+        return None
+    return lambda f, m: progress(start + span * f, f"{prefix}: {m}")
 
 
 def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
@@ -181,7 +189,10 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
                                                                    mp_context=mp.get_context("spawn")))
                 results = list(pool.map(_train_one, jobs))
             else:
-                results = [_train_one(j) for j in jobs]
+                step = 1.0 / (cfg.rounds * k)
+                results = [_train_one(j, _sub(progress, (rnd * k + c) * step, step,
+                                              f"{q.head}: round {rnd + 1}/{cfg.rounds}, cluster {c + 1}/{k}"))
+                           for c, j in enumerate(jobs)]
             train_time += time.perf_counter() - t1
             states = [r[0] for r in results]
             for c, r in enumerate(results):

@@ -62,3 +62,37 @@ def test_one_store_runs_every_rule_at_once_as_each_rule_alone(scenes):
     np.testing.assert_array_equal(together, alone)
     assert together.any(0).sum() >= 2  # the rules do fire somewhere
     assert kb.store() is kb.store()  # registered once per KB
+
+
+@pytest.mark.slow
+def test_cancel_interrupts_rule_training_within_two_seconds():
+    import threading
+    import time
+
+    from xcore.errors import Cancelled
+    from xcore.methods import run_method
+    from xcore.nlil.method import NLILSettings
+    from xcore.runtime import cancellable
+
+    ds = make_scenes(n_scenes=12, seed=3)
+    stop, seen, when = threading.Event(), [], {}
+
+    def trigger():
+        when["t"] = time.perf_counter()
+        stop.set()
+
+    timer = threading.Timer(1.0, trigger)
+
+    def report(fraction, message):  # cancel one second into training (a fresh process first imports torch's
+        seen.append(message)        # optimiser and scikit-learn, which no progress check can interrupt)
+        if "epoch" in message and not timer.is_alive() and not stop.is_set():
+            timer.start()
+
+    try:
+        with pytest.raises(Cancelled):
+            run_method("nlil", ds, NLILSettings(heads=("street",), epochs=5000, rounds=2, depth=1),
+                       progress=cancellable(report, stop), cache=None)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - when["t"] < 2.0
+    assert any("cluster 1/" in m and "epoch" in m for m in seen)  # training reported per epoch
