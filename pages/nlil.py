@@ -125,6 +125,8 @@ def show_rules(run: Run) -> None:
     for h, notes in run.extras["collapse"].items():
         for note in notes:
             st.warning(f"{h}: {note}")
+    for h, note in run.extras.get("split", {}).items():
+        st.caption(f"{h}: test_* columns on a held-out split — {note}.")
     for h, flag in run.extras["in_sample"].items():
         if flag:
             st.caption(f"{h} has no held-out targets with known truth: its test_* columns are measured on the "

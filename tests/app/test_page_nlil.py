@@ -41,7 +41,7 @@ def test_gate_offers_the_trains_and_training_twice_shows_the_classic_rule():
     rules = [d.value for d in at.dataframe if "rule" in d.value.columns][0]
     assert any("has_car(X, Z)" in r and "short(Z)" in r and "closed(Z)" in r for r in rules["rule"])
     assert float({m.label: m.value for m in at.metric}["Recall"]) == 1.0
-    assert any("in-sample" in c for c in captions(at))
+    assert any("held-out split" in c and "no separate held-out set" in c for c in captions(at))
 
 
 def test_scenes_rules_pattern_and_firing_subgraph():

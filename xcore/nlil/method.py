@@ -75,6 +75,9 @@ class NLILSettings(Settings):
     rounds: int = Field(4, ge=1, le=50)
     epochs: int = Field(100, ge=1, le=5000)
     lr: float = Field(0.05, gt=0.0, le=1.0)
+    holdout: float = Field(0.25, ge=0.0, lt=1.0)
+    """Share of the labelled examples held out (by example, seeded, stratified) for heads without a held-out
+    set of their own; 0 trains and evaluates on all of them (in-sample)."""
     negatives: int = Field(2, ge=0, le=20)
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
     eval: Literal["rules", "link-prediction"] = "rules"
@@ -152,6 +155,21 @@ def planned_heads(ds: RelationalDataset, settings: NLILSettings) -> tuple[list[s
     return cands[: settings.max_heads], cands[settings.max_heads:]
 
 
+def split_by_example(q: Queries, holdout: float, seed: int) -> tuple[Queries, Queries, str | None]:
+    """(train, test, note): a seeded split of the labelled examples, stratified by label, when there is no
+    held-out set; with too few examples (under 4 positives or no negative) or holdout 0, train = test, note None."""
+    pos, neg = np.flatnonzero(q.label > 0.5), np.flatnonzero(q.label <= 0.5)
+    if holdout <= 0 or len(pos) < 4 or not len(neg):
+        return q, q, None
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(q), dtype=bool)
+    for part in (pos, neg):
+        test[rng.choice(part, max(1, int(round(holdout * len(part)))), replace=False)] = True
+    note = (f"{int(test.sum())} of {len(q)} labelled examples held out at random (seed {seed}, stratified by "
+            f"label): there is no separate held-out set")
+    return q.subset(~test), q.subset(test), note
+
+
 class NLILEstimator(Estimator):
     """One m-NLIL per head predicate: trains on the head's labelled observations (its truth when it has
     none), predicts its target atoms."""
@@ -176,6 +194,7 @@ class NLILEstimator(Estimator):
         self.train_: dict[str, Queries] = {}
         self.test_: dict[str, Queries] = {}
         self.in_sample_: dict[str, bool] = {}
+        self.split_: dict[str, str | None] = {}
         self.gcn_: dict[str, tuple] = {}
         for i, h in enumerate(heads):
             kb = kb_from_dataset(data, exclude=(h,))
@@ -187,9 +206,12 @@ class NLILEstimator(Estimator):
                 q = queries(data, kb, h, part, negatives=s.negatives, seed=s.seed)
             if not (q.label > 0.5).any():
                 raise XcoreError(f"{h} has no true labelled atom to learn from")
-            self.kbs_[h], self.train_[h], self.in_sample_[h] = kb, q, not has_obs
-            self.test_[h] = queries(data, kb, h, "truth") if len(data.tables[h]["truth"]) else \
-                queries(data, kb, h, part)
+            self.kbs_[h] = kb
+            if has_obs and len(data.tables[h]["truth"]):  # a held-out set of its own
+                self.train_[h], self.test_[h], self.in_sample_[h] = q, queries(data, kb, h, "truth"), False
+            else:
+                q, self.test_[h], self.split_[h] = split_by_example(q, s.holdout, s.seed)
+                self.train_[h], self.in_sample_[h] = q, self.split_[h] is None
             learn_from = q
             if s.mode == "gcn":
                 learn_from = self._fit_gcn(h, kb, q)
@@ -538,6 +560,7 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
                        "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
                        "heads": list(est.labels_), "heads_dropped": list(est.dropped_heads_),
+                       "split": {h: n for h, n in est.split_.items() if n},
                        "gcn_comparison": comparison})
 
 

@@ -96,3 +96,18 @@ def test_cancel_interrupts_rule_training_within_two_seconds():
         timer.cancel()
     assert time.perf_counter() - when["t"] < 2.0
     assert any("cluster 1/" in m and "epoch" in m for m in seen)  # training reported per epoch
+
+
+def test_without_a_held_out_set_examples_are_split_stratified_and_disjoint():
+    from xcore.nlil.graph import Queries
+    from xcore.nlil.method import split_by_example
+
+    label = np.array([1] * 12 + [0] * 8, dtype=np.float32)
+    q = Queries("h", 1, np.arange(20), None, label)
+    train, test, note = split_by_example(q, 0.25, seed=0)
+    assert len(train) + len(test) == 20 and not set(train.x) & set(test.x)
+    assert (test.label > 0.5).sum() == 3 and (test.label < 0.5).sum() == 2
+    assert "held out" in note
+    few = q.subset(np.arange(20) >= 9)  # 3 positives: too few to split, said by a None note
+    tr, te, none = split_by_example(few, 0.25, seed=0)
+    assert none is None and len(tr) == len(te) == len(few)
