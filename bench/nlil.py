@@ -200,7 +200,7 @@ def main() -> None:
         text = "\n".join([
             "## m-NLIL link prediction", "",
             f"`python bench/nlil.py --kg {' '.join(args.kg)}` on {machine}; each graph in a fresh process.", "",
-            md(table.fillna("")), "",
+            md(table.astype(object).where(table.notna(), "")), "",
             f"Settings: {KG_SETTINGS}. Split: the Neural-LP folders as published (facts, train and valid are the "
             "graph and the training queries, each query's own edge left out while training; test is held out). "
             "Filtered ranks over every relation and both directions (inverse relations as Neural LP does); ties "
