@@ -23,7 +23,7 @@ from pages.components import (verify_panel,
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
 from xcore.methods import Run
-from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads
+from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads, is_knowledge_graph, planned_heads
 from xcore.nlil.rules import groundings
 from xcore.nlil.viz import pattern_figure
 from xcore.viz.common import styled
@@ -47,11 +47,37 @@ def generator() -> None:
                 st.rerun()
 
 
+def link_prediction_form(ds: RelationalDataset) -> NLILSettings | None:
+    """Settings of a link-prediction run: path length, rules per relation, epochs; every relation is trained."""
+    c = st.columns(5)
+    T = c[0].slider("Path length T", 1, 4, 2, key="nlil_kg_T")
+    rank = c[1].number_input("Rules per relation", 1, 16, 3, key="nlil_kg_rank")
+    epochs = c[2].number_input("Epochs", 1, 200, 8, key="nlil_kg_epochs")
+    per = c[3].number_input("Triples per epoch", 100, 1_000_000, 8000, step=1000, key="nlil_kg_queries")
+    seed = c[4].number_input("Seed", 0, 10_000, 0, key="nlil_kg_seed")
+    rels = [p.name for p in ds.schema if p.arity == 2]
+    st.caption(f"Will train every relation and its inverse ({len(rels)} relations, {2 * len(rels)} query "
+               "relations) and rank the held-out triples both ways: filtered MRR and Hits@1/3/10, ties counted half.")
+    return guarded(NLILSettings, eval="link-prediction", path_length=int(T), rank=int(rank), kg_epochs=int(epochs),
+                   kg_queries=int(per), seed=int(seed))
+
+
 def settings_form(ds: RelationalDataset) -> NLILSettings | None:
+    kg = is_knowledge_graph(ds)
+    mode = st.radio("Evaluation", ["link-prediction", "rules"] if kg else ["rules"], horizontal=True, key="nlil_eval",
+                    help="link-prediction: Neural-LP-style path rules for every relation, ranked as in the "
+                         "literature; rules: m-NLIL's several rules per label with precision and recall.")
+    if mode == "link-prediction":
+        return link_prediction_form(ds)
     heads = candidate_heads(ds)
     if any(h not in heads for h in st.session_state.get("nlil_heads", [])):
         st.session_state.pop("nlil_heads", None)  # a choice made on other data
-    chosen = st.multiselect("Target labels (head predicates)", heads, default=heads[:4], key="nlil_heads")
+    default, dropped = planned_heads(ds, NLILSettings())
+    chosen = st.multiselect("Target labels (head predicates)", heads, default=default, key="nlil_heads")
+    if dropped:
+        st.caption(f"By default the first {len(default)} of {len(heads)} labels are chosen (max_heads); left out: "
+                   + ", ".join(dropped) + ". Add them above to train them too.")
+    st.caption("Will train: " + (", ".join(chosen) if chosen else "nothing"))
     c = st.columns(5)
     T = c[0].slider("Path length T", 1, 4, 2, key="nlil_T")
     depth = c[1].slider("Formula depth", 1, 3, 2, key="nlil_depth")
@@ -77,15 +103,34 @@ def settings_form(ds: RelationalDataset) -> NLILSettings | None:
                    rounds=int(rounds), seed=int(seed), mode="gcn" if gcn and unary else "truth")
 
 
+def show_link_prediction(run: Run) -> None:
+    """Filtered MRR and Hits@k per relation (both directions), the learned rules with confidence, the loss."""
+    st.caption(f"{int(run.metrics.get('queries', 0))} queries: every held-out triple as a tail and as a head query; "
+               f"{run.extras['ties']}.")
+    st.dataframe(run.extras["link_prediction"].round(3), hide_index=True, width="stretch", key="nlil_lp_table")
+    st.markdown("**Rules per relation** (argmax of each rule's attentions, with the product of those attentions)")
+    st.dataframe(run.extras["path_rules"].round(4), hide_index=True, width="stretch", key="nlil_lp_rules")
+    fig = go.Figure()
+    fig.add_scatter(y=run.extras["loss_curve"], mode="lines+markers", name="loss")
+    fig.update_layout(xaxis_title="epoch", yaxis_title="-log share of the true object")
+    st.plotly_chart(styled(fig, "Training loss"), width="stretch", key="nlil_lp_loss")
+    st.caption(f"Training {run.timings.get('train', 0):.1f} s, fit {run.timings.get('fit', 0):.1f} s.")
+
+
 def show_rules(run: Run) -> None:
     """Rules per label and cluster, collapse reports, the chosen rule's pattern and covered examples."""
     rules: pd.DataFrame = run.extras["rules"]
+    if run.extras.get("heads_dropped"):
+        st.warning("Not trained (more candidate labels than max_heads): " + ", ".join(run.extras["heads_dropped"]))
     for h, notes in run.extras["collapse"].items():
         for note in notes:
             st.warning(f"{h}: {note}")
+    for h, note in run.extras.get("split", {}).items():
+        st.caption(f"{h}: test_* columns on a held-out split — {note}.")
     for h, flag in run.extras["in_sample"].items():
         if flag:
-            st.caption(f"{h} has no labelled observations: it was trained and is evaluated on its truth (in-sample).")
+            st.caption(f"{h} has no held-out targets with known truth: its test_* columns are measured on the "
+                       "training examples (in-sample), not on held-out data.")
     st.dataframe(rules.round(3), hide_index=True, width="stretch", key="nlil_rule_table")
     st.caption("Precision, recall and support: the rule executed with DuckDB joins on the training queries; "
                "test_*: on the held-out targets. members: training positives assigned to the cluster.")
@@ -181,7 +226,16 @@ settings = settings_form(ds)
 run = run_button(METHOD, ds, settings, label="Train", key="nlil_train")
 stale_notice(METHOD, ds, settings, run)
 
-if run is not None:
+if run is not None and run.extras.get("eval") == "link-prediction":
+    metrics_row(run.metrics, ["mrr", "hits@1", "hits@3", "hits@10"])
+    tabs = st.tabs(["Link prediction", "Predictions", "Downloads"])
+    with tabs[0]:
+        show_link_prediction(run)
+    with tabs[1]:
+        st.dataframe(run.predictions, hide_index=True, width="stretch", key="nlil_lp_preds")
+    with tabs[2]:
+        run_downloads(run, key="nlil_dl")
+elif run is not None:
     metrics_row(run.metrics, ["precision", "recall", "accuracy", "rules", "clusters_collapsed"])
     tabs = st.tabs(["Rules", "Predictions & explanations", "Global view", "Model quality", "Training",
                     "GCN explainer", "Downloads", "Verify"])

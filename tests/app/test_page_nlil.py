@@ -41,7 +41,7 @@ def test_gate_offers_the_trains_and_training_twice_shows_the_classic_rule():
     rules = [d.value for d in at.dataframe if "rule" in d.value.columns][0]
     assert any("has_car(X, Z)" in r and "short(Z)" in r and "closed(Z)" in r for r in rules["rule"])
     assert float({m.label: m.value for m in at.metric}["Recall"]) == 1.0
-    assert any("in-sample" in c for c in captions(at))
+    assert any("held-out split" in c and "no separate held-out set" in c for c in captions(at))
 
 
 def test_scenes_rules_pattern_and_firing_subgraph():
@@ -87,3 +87,35 @@ def test_gcn_mode_compares_rules_with_gnnexplainer():
     assert list(cmp["explainer"]) == ["m-NLIL rules", "GNNExplainer (top-k edges)"]
     assert any("GNNExplainer edge mask" in c for c in captions(at))
     assert any("fidelity to the GCN" in c for c in captions(at))
+
+
+@pytest.mark.slow
+def test_family_sample_runs_link_prediction_with_the_per_relation_table():
+    at = page("nlil", load_sample("family"))
+    assert at.radio(key="nlil_eval").value == "link-prediction"
+    assert any("Will train every relation and its inverse (12 relations" in c for c in captions(at))
+    at.number_input(key="nlil_kg_epochs").set_value(1)
+    at.number_input(key="nlil_kg_queries").set_value(500)
+    at.run()
+    click(at, "nlil_train")
+    assert not errors(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert 0.0 < float(metrics["Mrr"]) <= 1.0 if "Mrr" in metrics else any("MRR" in k.upper() for k in metrics)
+    table = [d.value for d in at.dataframe if "hits@10" in d.value.columns][0]
+    assert len(table) == 12 and set(table.columns) >= {"relation", "queries", "mrr", "hits@1", "hits@3"}
+    rules = [d.value for d in at.dataframe if "confidence" in d.value.columns][0]
+    assert set(rules["relation"]) >= {"aunt", "aunt^-1"}
+    assert any("ties count half" in c for c in captions(at))
+
+
+@pytest.mark.slow
+def test_max_heads_leaves_labels_out_and_the_page_says_which():
+    from xcore.data.generators.scenes import PlantedRule
+
+    labels = {f"l{i}": (PlantedRule("car", "on"),) for i in range(6)}
+    at = page("nlil", make_scenes(n_scenes=10, labels=labels, seed=0))
+    at.run()
+    chosen = at.multiselect(key="nlil_heads").value
+    assert len(chosen) == 4
+    assert any(c.startswith("Will train: ") for c in captions(at))
+    assert any("left out:" in c for c in captions(at))

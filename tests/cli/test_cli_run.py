@@ -190,3 +190,13 @@ def test_progress_is_a_bar_when_stderr_is_a_terminal(tmp_path):
     text = b"".join(chunks).decode()
     assert proc.returncode == 0
     assert "\r[" in text and "##############################] 100%" in text
+
+
+@pytest.mark.slow
+def test_nlil_link_prediction_prints_filtered_mrr_and_progress_on_stderr(tmp_path):
+    p = xcore("run", "nlil", "sample:family", "--set", "eval=link-prediction", "--set", "kg_epochs=1",
+              "--set", "kg_queries=500", "--out", str(tmp_path / "lp"))
+    assert p.returncode == 0, p.stderr
+    metrics = dict(line.split() for line in p.stdout.splitlines() if line.strip() and not line.startswith("wrote"))
+    assert set(metrics) >= {"mrr", "hits@1", "hits@3", "hits@10"} and 0 < float(metrics["mrr"]) <= 1
+    assert "epoch 1/1" in p.stderr

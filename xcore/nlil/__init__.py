@@ -2,6 +2,7 @@
 Inductive Learning), executed symbolically for precision/recall, and a post-hoc explainer of a GCN.
 
 Modules: `graph` (TensorLog operators over a dataset), `model` (the NLIL network and its training),
-`rules` (rule text and DuckDB execution), `mnlil` (Algorithm 1), `kg` (filtered MRR/Hits@k),
+`rules` (rule text and DuckDB execution), `mnlil` (Algorithm 1), `kg` (filtered ranks),
+`linkpred` (link prediction on knowledge graphs: Neural-LP-style path rules, filtered MRR and Hits@1/3/10),
 `gnn` (GCN, GNNExplainer, fidelity), `method` (the registered method), `viz` (rule patterns).
 """

@@ -11,6 +11,7 @@ import torch
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError
+from xcore.nlil.rules import FactStore
 
 
 @dataclass
@@ -40,6 +41,12 @@ class KB:
         out.update({p: pd.DataFrame({"a0": self.entities[e[0]], "a1": self.entities[e[1]]})
                     for p, e in self.binary.items()})
         return out
+
+    def store(self) -> FactStore:
+        """The facts registered once in DuckDB, built on first use and kept with the KB (one per fit)."""
+        if getattr(self, "_store", None) is None:
+            self._store = FactStore(self.facts())
+        return self._store
 
     def operators(self) -> Operators:
         return Operators.of(self)

@@ -46,6 +46,12 @@ EDGE_SCORE = ScoreSpec(
              "this node (a learned soft mask in [0, 1]).",
     signed=False, unit="mask value", directed=False)
 
+PATH_RULE_SCORE = ScoreSpec(
+    label="rule confidence",
+    measures="the product of the rule's operator attentions (its weight in the learned mixture, as Neural LP "
+             "prints rules); the relation's filtered MRR and Hits@k are in the run metrics and per-relation table.",
+    signed=False, unit="attention product", directed=False)
+
 RULE_SCORE = ScoreSpec(
     label="rule precision",
     measures="the share of the training queries the lifted rule fires for that are true, measured by "
@@ -70,8 +76,20 @@ class NLILSettings(Settings):
     rounds: int = Field(4, ge=1, le=50)
     epochs: int = Field(100, ge=1, le=5000)
     lr: float = Field(0.05, gt=0.0, le=1.0)
+    holdout: float = Field(0.25, ge=0.0, lt=1.0)
+    """Share of the labelled examples held out (by example, seeded, stratified) for heads without a held-out
+    set of their own; 0 trains and evaluates on all of them (in-sample)."""
     negatives: int = Field(2, ge=0, le=20)
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
+    eval: Literal["rules", "link-prediction"] = "rules"
+    """rules: m-NLIL per head, rule precision/recall; link-prediction: path rules for every binary relation
+    and its inverse (Neural LP style), filtered MRR and Hits@1/3/10 on the held-out triples, both directions."""
+    rank: int = Field(3, ge=1, le=16)
+    """link-prediction: rules (soft chains of `path_length` steps) per query relation"""
+    kg_epochs: int = Field(8, ge=1, le=500)
+    """link-prediction: epochs, each over at most `kg_queries` observed triples (both directions)"""
+    kg_queries: int = Field(8000, ge=100, le=10_000_000)
+    kg_lr: float = Field(0.1, gt=0.0, le=1.0)
     attention: Literal["table"] = "table"
     """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
     mode: Literal["truth", "gcn"] = "truth"
@@ -118,8 +136,41 @@ def applicable(ds: RelationalDataset) -> str | None:
     return "no target predicate has a true labelled atom (in its observations or truth) to learn from"
 
 
+def is_knowledge_graph(ds: RelationalDataset) -> bool:
+    """Only binary relations, some with held-out true triples: link prediction is the standard evaluation."""
+    return all(p.arity == 2 for p in ds.schema) and any(
+        (ds.tables[p.name]["truth"]["value"] >= 0.5).any() for p in ds.schema if len(ds.tables[p.name]["truth"]))
+
+
 def default_settings(ds: RelationalDataset) -> NLILSettings:
-    return NLILSettings(heads=tuple(candidate_heads(ds)[:4]))
+    """Heads are left empty (every candidate up to `max_heads`, so `max_heads` and `heads` keep their meaning);
+    knowledge graphs (binary relations only, held-out triples) are evaluated by link prediction."""
+    return NLILSettings(eval="link-prediction" if is_knowledge_graph(ds) else "rules")
+
+
+def planned_heads(ds: RelationalDataset, settings: NLILSettings) -> tuple[list[str], list[str]]:
+    """(heads that will be trained, candidate heads left out by `max_heads`), as the run will choose them."""
+    if settings.heads:
+        return list(settings.heads), []
+    if settings.eval == "link-prediction":
+        return [p.name for p in ds.schema if p.arity == 2], []
+    cands = candidate_heads(ds)
+    return cands[: settings.max_heads], cands[settings.max_heads:]
+
+
+def split_by_example(q: Queries, holdout: float, seed: int) -> tuple[Queries, Queries, str | None]:
+    """(train, test, note): a seeded split of the labelled examples, stratified by label, when there is no
+    held-out set; with too few examples (under 4 positives or no negative) or holdout 0, train = test, note None."""
+    pos, neg = np.flatnonzero(q.label > 0.5), np.flatnonzero(q.label <= 0.5)
+    if holdout <= 0 or len(pos) < 4 or not len(neg):
+        return q, q, None
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(q), dtype=bool)
+    for part in (pos, neg):
+        test[rng.choice(part, max(1, int(round(holdout * len(part)))), replace=False)] = True
+    note = (f"{int(test.sum())} of {len(q)} labelled examples held out at random (seed {seed}, stratified by "
+            f"label): there is no separate held-out set")
+    return q.subset(~test), q.subset(test), note
 
 
 class NLILEstimator(Estimator):
@@ -130,7 +181,7 @@ class NLILEstimator(Estimator):
         self.settings = settings
 
     def _heads(self, ds: RelationalDataset) -> list[str]:
-        heads = list(self.settings.heads) or candidate_heads(ds)[: self.settings.max_heads]
+        heads, self.dropped_heads_ = planned_heads(ds, self.settings)
         for h in heads:
             if h not in ds.schema:
                 raise XcoreError(f"head predicate {h!r} is not in the dataset")
@@ -146,6 +197,7 @@ class NLILEstimator(Estimator):
         self.train_: dict[str, Queries] = {}
         self.test_: dict[str, Queries] = {}
         self.in_sample_: dict[str, bool] = {}
+        self.split_: dict[str, str | None] = {}
         self.gcn_: dict[str, tuple] = {}
         for i, h in enumerate(heads):
             kb = kb_from_dataset(data, exclude=(h,))
@@ -157,9 +209,12 @@ class NLILEstimator(Estimator):
                 q = queries(data, kb, h, part, negatives=s.negatives, seed=s.seed)
             if not (q.label > 0.5).any():
                 raise XcoreError(f"{h} has no true labelled atom to learn from")
-            self.kbs_[h], self.train_[h], self.in_sample_[h] = kb, q, not has_obs
-            self.test_[h] = queries(data, kb, h, "truth") if len(data.tables[h]["truth"]) else \
-                queries(data, kb, h, part)
+            self.kbs_[h] = kb
+            if has_obs and len(data.tables[h]["truth"]):  # a held-out set of its own
+                self.train_[h], self.test_[h], self.in_sample_[h] = q, queries(data, kb, h, "truth"), False
+            else:
+                q, self.test_[h], self.split_[h] = split_by_example(q, s.holdout, s.seed)
+                self.train_[h], self.in_sample_[h] = q, self.split_[h] is None
             learn_from = q
             if s.mode == "gcn":
                 learn_from = self._fit_gcn(h, kb, q)
@@ -192,7 +247,7 @@ class NLILEstimator(Estimator):
         model, g, p = self.gcn_[h]
         kb, lr, test = self.kbs_[h], self.labels_[h], self.test_[h]
         facts, frame = kb.facts(), test.frame(kb)
-        fired = np.stack([fires(r, facts, frame) for r in lr.rules], axis=1)
+        fired = kb.store().fires(lr.rules, frame)
         agree = float((fired.any(1) == (p[test.x] >= 0.5)).mean()) if len(test) else 0.0
         pick = np.flatnonzero(fired.any(1))[: self.settings.compare_nodes]
         nodes = test.x[pick]
@@ -242,7 +297,7 @@ class NLILEstimator(Estimator):
             kb = self.kbs_[h]
             p = lr.proba(q.x, q.y)
             frame = q.frame(kb)
-            fired = np.stack([fires(r, kb.facts(), frame) for r in lr.rules], axis=1)
+            fired = kb.store().fires(lr.rules, frame)
             first = np.where(fired.any(1), fired.argmax(1), -1)
             extra = {"gcn": self.gcn_[h][2][q.x]} if h in self.gcn_ else {}
             frames.append(prediction_frame(q.atoms(kb), p, truth, head=h, rule_fires=fired.any(1),
@@ -255,16 +310,17 @@ class NLILEstimator(Estimator):
         self.check_fitted()
         rows = []
         for h, lr in self.labels_.items():
-            kb, facts = self.kbs_[h], self.kbs_[h].facts()
+            kb = self.kbs_[h]
             train, test = self.train_[h], self.test_[h]
-            ftr, fte = train.frame(kb), test.frame(kb)
-            for c, r in enumerate([*lr.rules, lr.union]):
+            every = [*lr.rules, lr.union]  # all rules of the label in one DuckDB query per partition
+            ftr, fte = kb.store().fires(every, train.frame(kb)), kb.store().fires(every, test.frame(kb))
+            for c, r in enumerate(every):
                 is_union = c == len(lr.rules)
-                a = quality(fires(r, facts, ftr), train.label)
-                b = quality(fires(r, facts, fte), test.label)
+                a = quality(ftr[:, c], train.label)
+                b = quality(fte[:, c], test.label)
                 extra = {}
                 if h in self.gcn_:
-                    extra["fidelity"] = float((fires(r, facts, fte) == (self.gcn_[h][2][test.x] >= 0.5)).mean())
+                    extra["fidelity"] = float((fte[:, c] == (self.gcn_[h][2][test.x] >= 0.5)).mean())
                 rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text, **extra,
                              "precision": a["precision"], "recall": a["recall"], "support": a["support"],
                              "members": int(sum(len(m) for m in lr.members)) if is_union else len(lr.members[c]),
@@ -332,7 +388,7 @@ class RuleExplainer(Explainer):
             mine = [t for t, hh in zip(wanted, heads) if hh == h]
             kb, lr = model.kbs_[h], model.labels_[h]
             frame = pd.concat([model._one(h, t).frame(kb) for t in mine], ignore_index=True)
-            flags = np.stack([fires(rule, kb.facts(), frame) for rule in lr.rules], axis=1)
+            flags = kb.store().fires(lr.rules, frame)
             fired.update({t: flags[i] for i, t in enumerate(mine)})
         exps = []
         for t, h in zip(wanted, heads):
@@ -437,10 +493,52 @@ EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer(), GCN_RULES: GCNRuleEx
                                     GNNEXPLAINER: GNNExplainerExplainer()}
 
 
+def run_link_prediction(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
+    """Path rules for every relation and its inverse; filtered MRR/Hits@k over the held-out triples both ways."""
+    from xcore.nlil.linkpred import evaluate, fit_link_predictor, triple_kb
+
+    t0 = time.perf_counter()
+    kb = triple_kb(dataset)
+    heads = planned_heads(dataset, settings)[0]
+    unknown = [h for h in heads if h not in kb.relations]
+    if unknown:
+        raise XcoreError(f"head {unknown[0]!r} is not a binary relation of the dataset")
+    if not len(kb.held_out):
+        raise XcoreError("link prediction needs held-out true triples (a test file, or atoms with truth 1)")
+    with one_thread():
+        lp = fit_link_predictor(kb, rank=settings.rank, path_length=settings.path_length, epochs=settings.kg_epochs,
+                                lr=settings.kg_lr, per_epoch=settings.kg_queries, seed=settings.seed,
+                                progress=scaled(progress, 0.0, 0.85))
+        t1 = time.perf_counter()
+        wanted = np.isin(kb.held_out[:, 1], [kb.relations.index(h) for h in heads])
+        test = kb.held_out[wanted]
+        overall, per_rel, ranks, scores = evaluate(lp, test, progress=scaled(progress, 0.85, 1.0), with_ranks=True)
+        tail = scores[: len(test)] / settings.rank  # the true object's share of the rules' mass, in [0, 1]
+    atoms = [f"{kb.relations[r]}({kb.entities[h]}, {kb.entities[t]})" for h, r, t in test]
+    preds = prediction_frame(atoms, tail, np.ones(len(test)), head=[kb.relations[r] for r in test[:, 1]],
+                             tail_rank=ranks[: len(test)], head_rank=ranks[len(test):])
+    rules = lp.rule_frame()
+    rules = rules[rules["relation"].str.replace("^-1", "", regex=False).isin(heads)].reset_index(drop=True)
+    items = [ExplanationItem(kind="rule", text=r.rule, natural=f"{r.relation}: {r.rule}", score=float(r.confidence),
+                             extras={"head": r.relation}) for r in rules.itertuples(index=False)]
+    summary = Explanation(target="model", target_text="path rules per relation (and its inverse)", method="nlil",
+                          items=items, ordering="given", score_spec=PATH_RULE_SCORE)
+    t2 = time.perf_counter()
+    return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
+               explanations={}, summary=summary, metrics={**overall, "queries": float(2 * len(test))},
+               timings={"fit": t1 - t0, "train": lp.seconds, "explain": t2 - t1}, dataset=dataset.name, model=lp,
+               extras={"eval": "link-prediction", "link_prediction": per_rel, "path_rules": rules,
+                       "heads": heads, "heads_dropped": [], "loss_curve": lp.losses,
+                       "ties": "filtered ranks; ties count half (1 + #higher + #equal / 2)"})
+
+
 def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None,
         estimator: NLILEstimator | None = None) -> Run:
     """Fit m-NLIL per head (or reuse `estimator`, a cached fit of the same model), predict the targets,
-    explain the first `explain_targets` of them through the explain driver."""
+    explain the first `explain_targets` of them through the explain driver (or, with
+    eval='link-prediction', path rules per relation with filtered MRR and Hits@k)."""
+    if settings.eval == "link-prediction":
+        return run_link_prediction(dataset, settings, progress)
     t0 = time.perf_counter()
     with one_thread():
         est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.85), estimator)
@@ -471,6 +569,8 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
                        "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
                        "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
+                       "heads": list(est.labels_), "heads_dropped": list(est.dropped_heads_),
+                       "split": {h: n for h, n in est.split_.items() if n},
                        "gcn_comparison": comparison})
 
 

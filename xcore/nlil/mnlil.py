@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from xcore.nlil.graph import KB, Operators, Queries
@@ -23,25 +24,31 @@ from xcore.nlil.rules import Or, Rule, fires, quality
 from xcore.runtime import Progress
 
 
-def node_embedding(ops: Operators) -> np.ndarray:
-    """(N, D) structural embedding: own unary predicates, and per binary operator the count of
-    neighbours reached through it that satisfy each unary predicate (log1p, rows L2-normalised)."""
-    U = ops.filters  # (Ku, N)
-    nb, n = ops.n_binary, ops.n
-    feats = [U.T]
-    if nb and len(ops.op):
-        msg = U[:, ops.src].T  # (E, Ku)
-        slot = (ops.op - 1) * n + ops.dst
-        agg = torch.zeros(nb * n, U.shape[0]).index_add(0, slot, msg)
-        feats.append(agg.reshape(nb, n, -1).permute(1, 0, 2).reshape(n, -1))
-    X = torch.log1p(torch.cat(feats, dim=1)).numpy().astype(np.float64)
-    norm = np.linalg.norm(X, axis=1, keepdims=True)
-    return X / np.where(norm > 0, norm, 1.0)
+def node_embedding(ops: Operators) -> sp.csr_matrix:
+    """(N, D) sparse structural embedding: own unary predicates, and per binary operator the count of
+    neighbours reached through it that satisfy each unary predicate (log1p, rows L2-normalised).
+
+    Built as sparse products (edges x unary memberships), never as a dense nodes x operators x types
+    tensor; only the rows of the queries are made dense (`query_embedding`)."""
+    n, nb = ops.n, ops.n_binary
+    U = sp.csr_matrix(ops.filters.numpy().T)  # (N, Ku)
+    ku = U.shape[1]
+    blocks = [U]
+    if nb and len(ops.op) and ku:
+        src, dst, op = ops.src.numpy(), ops.dst.numpy(), ops.op.numpy() - 1
+        A = sp.csr_matrix((np.ones(len(src)), (op.astype(np.int64) * n + dst, src)), shape=(nb * n, n))
+        agg = (A @ U).tocoo()  # row k * n + i, column u: neighbours of i through operator k with u
+        blocks.append(sp.csr_matrix((agg.data, (agg.row % n, (agg.row // n) * ku + agg.col)), shape=(n, nb * ku)))
+    X = sp.hstack(blocks, format="csr").astype(np.float64)
+    X.data = np.log1p(X.data)
+    norm = np.sqrt(np.asarray(X.multiply(X).sum(1)).ravel())
+    return sp.diags(1.0 / np.where(norm > 0, norm, 1.0)) @ X
 
 
-def query_embedding(emb: np.ndarray, q: Queries) -> np.ndarray:
-    """The embedding of each query: of X (unary heads) or of X and Y side by side (binary heads)."""
-    return emb[q.x] if q.y is None else np.hstack([emb[q.x], emb[q.y]])
+def query_embedding(emb: sp.csr_matrix | np.ndarray, q: Queries) -> np.ndarray:
+    """The dense embedding of each query: of X (unary heads) or of X and Y side by side (binary heads)."""
+    rows = (lambda ix: emb[ix].toarray()) if sp.issparse(emb) else (lambda ix: emb[ix])
+    return rows(q.x) if q.y is None else np.hstack([rows(q.x), rows(q.y)])
 
 
 @dataclass
@@ -105,14 +112,15 @@ class LabelRules:
             return torch.stack([m(torch.as_tensor(x, dtype=torch.long)) for m in self.models]).max(0).values.numpy()
 
 
-def _train_one(args: tuple) -> tuple[dict, list[float]]:
-    """Train one cluster's network (run in a worker process or inline); returns its state and loss curve."""
+def _train_one(args: tuple, progress: Progress | None = None) -> tuple[dict, list[float]]:
+    """Train one cluster's network (run in a worker process or inline, then with progress per epoch);
+    returns its state and loss curve."""
     ops, head, arity, cfg, state, q, seed = args
     torch.set_num_threads(1)
     m = NLIL(ops, head, arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
     if state is not None:
         m.load_state_dict(state)
-    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed)
+    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed, progress=progress)
     return m.state_dict(), losses
 
 
@@ -142,13 +150,22 @@ def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -
     return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
 
 
+def _sub(progress: Progress | None, start: float, span: float, prefix: str) -> Progress | None:
+    """A cluster's training progress mapped onto its share of the label's fit, its message prefixed."""
+    if progress is None:
+        return None
+    return lambda f, m: progress(start + span * f, f"{prefix}: {m}")
+
+
 def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
     """Algorithm 1 for one head: initialise, then alternate training per cluster and reassignment."""
     t0 = time.perf_counter()
-    emb_all = node_embedding(ops)
     pos = np.flatnonzero(q.label > 0.5)
     neg = np.flatnonzero(q.label <= 0.5)
-    emb = query_embedding(emb_all, q)[pos]
+    if cfg.clusters > 1:  # one cluster never uses the embedding
+        emb = query_embedding(node_embedding(ops), q.subset(q.label > 0.5))
+    else:
+        emb = np.zeros((len(pos), 0))
     assign = _initial(emb, q.subset(q.label > 0.5), kb, ops, cfg) if len(pos) else np.zeros(0, int)
     clusters = sorted(set(assign.tolist())) or [0]
     assign = np.searchsorted(clusters, assign)
@@ -172,7 +189,10 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
                                                                    mp_context=mp.get_context("spawn")))
                 results = list(pool.map(_train_one, jobs))
             else:
-                results = [_train_one(j) for j in jobs]
+                step = 1.0 / (cfg.rounds * k)
+                results = [_train_one(j, _sub(progress, (rnd * k + c) * step, step,
+                                              f"{q.head}: round {rnd + 1}/{cfg.rounds}, cluster {c + 1}/{k}"))
+                           for c, j in enumerate(jobs)]
             train_time += time.perf_counter() - t1
             states = [r[0] for r in results]
             for c, r in enumerate(results):

@@ -169,7 +169,7 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
-            if progress is not None and (epoch % 10 == 0 or epoch == epochs - 1):
+            if progress is not None:  # every epoch: a cancel is seen within one epoch
                 progress((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs}, loss {losses[-1]:.4f}")
             continue
         order = torch.randperm(len(q), generator=g)
@@ -183,7 +183,9 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(idx) / len(q)
+            if progress is not None:  # every batch: a cancel is seen within one batch
+                progress((epoch + s / len(q)) / epochs, f"epoch {epoch + 1}/{epochs}")
         losses.append(total)
-        if progress is not None and (epoch % 10 == 0 or epoch == epochs - 1):
+        if progress is not None:
             progress((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs}, loss {total:.4f}")
     return losses

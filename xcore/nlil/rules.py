@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+import threading
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -183,24 +185,55 @@ def _sql(f: Formula, arity: int, tables: set[str], alias: list[int]) -> str:
     return f"EXISTS (SELECT 1 FROM {', '.join(froms)} WHERE {' AND '.join(conds) or 'TRUE'})"
 
 
-def fires(rule: Rule | Formula, facts: dict[str, pd.DataFrame], queries: pd.DataFrame, arity: int | None = None) -> np.ndarray:
-    """Where the rule's body holds for each query row (columns x[, y]), by DuckDB joins on `facts`."""
-    body = rule.body if isinstance(rule, Rule) else rule
-    arity = rule.arity if isinstance(rule, Rule) else (arity or (2 if "y" in queries.columns else 1))
-    if not len(queries):
-        return np.zeros(0, dtype=bool)
-    con = duckdb.connect()
-    try:
-        for name, frame in facts.items():
-            con.register(name, frame.astype(str))
+class FactStore:
+    """The fact tables registered once in one DuckDB connection (per fit), so many rules run without
+    re-registering hundreds of tables; the connection is rebuilt lazily after unpickling."""
+
+    def __init__(self, facts: dict[str, pd.DataFrame]) -> None:
+        self.facts = {name: frame.astype(str) for name, frame in facts.items()}
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {"facts": self.facts}
+
+    def __setstate__(self, state: dict) -> None:
+        self.facts, self._con, self._lock = state["facts"], None, threading.Lock()
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._con = duckdb.connect()
+            for name, frame in self.facts.items():
+                self._con.register(name, frame)
+        return self._con
+
+    def fires(self, rules: list[Rule | Formula], queries: pd.DataFrame, arity: int | None = None) -> np.ndarray:
+        """(queries, rules) boolean: where each rule's body holds for each query row, all rules in one query."""
+        if not len(queries) or not rules:
+            return np.zeros((len(queries), len(rules)), dtype=bool)
+        first = rules[0]
+        arity = first.arity if isinstance(first, Rule) else (arity or (2 if "y" in queries.columns else 1))
         cols = ["x", "y"] if arity == 2 else ["x"]
         q = queries[cols].astype(str).assign(_i=np.arange(len(queries)))
-        con.register("q", q)
-        cond = _sql(body, arity, set(facts), [0])
-        out = con.execute(f"SELECT {cond} AS f FROM q ORDER BY _i").fetchnumpy()["f"]
-    finally:
-        con.close()
-    return np.asarray(out, dtype=bool)
+        conds = [_sql(r.body if isinstance(r, Rule) else r, arity, set(self.facts), [0]) for r in rules]
+        select = ", ".join(f"{c} AS f{i}" for i, c in enumerate(conds))
+        with self._lock:
+            con = self._connection()
+            con.register("q", q)
+            try:
+                out = con.execute(f"SELECT {select} FROM q ORDER BY _i").fetchnumpy()
+            finally:
+                con.unregister("q")
+        return np.stack([np.asarray(out[f"f{i}"], dtype=bool) for i in range(len(rules))], axis=1)
+
+
+def fires(rule: Rule | Formula, facts: dict[str, pd.DataFrame] | FactStore, queries: pd.DataFrame,
+          arity: int | None = None) -> np.ndarray:
+    """Where the rule's body holds for each query row (columns x[, y]), by DuckDB joins on `facts`."""
+    store = facts if isinstance(facts, FactStore) else FactStore(facts)
+    if not isinstance(rule, Rule) and arity is None:
+        arity = 2 if "y" in queries.columns else 1
+    return store.fires([rule], queries, arity)[:, 0]
 
 
 def quality(fired: np.ndarray, label: np.ndarray) -> dict[str, float]:
