@@ -53,7 +53,8 @@ class MLNSettings(Settings):
     method_key: ClassVar[str] = "mln"
 
     target: str | None = None
-    """The query predicate to explain (an open unary predicate); None picks one."""
+    """The query predicate to explain; None picks one. I-Explain's coalitions need an open unary
+    predicate; M-Explain explains query atoms of any arity."""
     rules: str = ""
     """Weighted clauses (Alchemy syntax); empty uses the sample's model or rules built from the data."""
     learn: Literal["none", "pll", "linear+pll"] = "none"
@@ -104,8 +105,6 @@ def applicable(dataset: RelationalDataset) -> str | None:
     """Why Markov-logic explanation cannot run on `dataset`, or None when it can."""
     if not any(len(dataset.targets(p.name)) for p in dataset.predicates):
         return "no predicate has query (target) atoms to infer"
-    if not query_predicates(dataset):
-        return "I-Explain explains queries of an open unary predicate such as positive(review); there is none"
     return None
 
 
@@ -150,9 +149,10 @@ class MLNEstimator(Estimator):
             word = (self.setting_.word_predicate if self.setting_ is not None else None) or "has_word"
             learned = learn_weights(rules, data, method=s.learn, target=target, word_predicate=word)
             rules = "\n".join(r.text("mln") for r in learned) + "\n"
-        from xcore.logic.parser import parse_rules
+        from xcore.mln.model import read_rules
 
-        if not parse_rules(rules, dialect="mln", source="rules"):
+        parsed, program = read_rules(rules)
+        if not parsed and not (program is not None and program.formulas):
             raise XcoreError("the rules contain no clause (only comments or blank lines): inference without "
                              "rules would only report 0.5 everywhere")
         self.rules_text_ = rules

@@ -13,11 +13,26 @@ from xcore.explain.types import Explanation, ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, ground
+from xcore.logic.mln_syntax import MLNProgram, parse_mln
 from xcore.logic.parser import parse_rules
 from xcore.mln.exact import ExactResult, exact
 from xcore.mln.gibbs import GibbsResult, gibbs
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 from xcore.mln.network import DEFAULT_HARD_WEIGHT, GroundMLN, build_ground_mln
+
+
+def read_rules(text: str, source: str = "rules") -> tuple[list[Rule], MLNProgram | None]:
+    """Clauses of Markov-logic text: one clause per line (`parse_rules`), or, when that does not
+    read it, a whole program with declarations and formulas (`parse_mln`: ``<=>``, ``EXIST``, ...),
+    whose clauses are made when the data's domains are known (the program is returned then)."""
+    try:
+        return parse_rules(text, dialect="mln", source=source), None
+    except XcoreError as first:
+        try:
+            program = parse_mln(text, source)
+        except XcoreError:
+            raise first from None
+        return program.rules(), program
 
 
 class MLNModel:
@@ -28,8 +43,9 @@ class MLNModel:
 
     def __init__(self, rules: str | Sequence[Rule | str], hard_weight: float = DEFAULT_HARD_WEIGHT,
                  limit: int | None = DEFAULT_LIMIT) -> None:
+        self.program: MLNProgram | None = None
         if isinstance(rules, str):
-            self.rules = parse_rules(rules, dialect="mln")
+            self.rules, self.program = read_rules(rules)
         else:
             self.rules = [r if isinstance(r, Rule) else parse_rules(r, dialect="mln")[0] for r in rules]
         self.hard_weight = hard_weight
@@ -43,6 +59,9 @@ class MLNModel:
     # ------------------------------------------------------------------ steps
     def ground(self, data: RelationalDataset | AtomStore) -> "MLNModel":
         """Ground the rules (Markov-logic domain semantics) and fold the evidence."""
+        if self.program is not None:  # a full program: clauses depend on the data's domains (EXIST, +x)
+            domains = ({t: data.constants(t) for t in data.types()} if isinstance(data, RelationalDataset) else {})
+            self.rules = self.program.rules(domains)
         program = ground(self.rules, data, limit=self.limit, domain_variables=True)
         self.mln_ = build_ground_mln(program, self.hard_weight)
         self.result_, self._frame, self._texts = None, None, None
