@@ -702,7 +702,7 @@ def _parse_formula(p: _Parser, prog: MLNProgram, stmt: str) -> Formula:
         p.pos += 1
     if p.tok is not None:
         raise p.fail(f"unexpected {p.tok.text!r} after the formula")
-    text = " ".join(x.text for x in t[start:end]).replace("( ", "(").replace(" )", ")").replace(" ,", ",")
+    text = _join_tokens(t[start:end])
     text = text.rstrip(" .")
     if weight == -math.inf:  # pracmln's logx(0): the formula never holds
         tree, weight, text, hard = ("not", tree), None, f"!({text})", True
@@ -710,6 +710,22 @@ def _parse_formula(p: _Parser, prog: MLNProgram, stmt: str) -> Formula:
         prog.notes.append(f"line {first.line}: formula without weight or '.' given weight 0")
         weight = 0.0
     return Formula(tree, None if hard else weight, text, first.line, fixed, tuple(p.per_constant))
+
+
+def _join_tokens(toks: Sequence[Token]) -> str:
+    """Canonical text of a token run: ``F(x, y) => (S(x) <=> !S(y))``."""
+    out = ""
+    prev: Token | None = None
+    for tok in toks:
+        tight = prev is None or tok.kind in (")", ",") or prev.kind in ("(", "!", "~", "+") \
+            or (tok.kind == "(" and prev.kind == "ident" and prev.text not in _QUANTIFIERS and prev.text != "v")
+        out += ("" if tight else " ") + tok.text
+        if tok.kind == ",":
+            out += " "
+            prev = Token("(", "", 0, 0)  # no second space after the comma
+            continue
+        prev = tok
+    return out
 
 
 def _weight(p: _Parser, tok: Token) -> float:
