@@ -161,14 +161,17 @@ PROGRAM = """
 Smokes(person)
 Cancer(person)
 Knows(person, person)
+*Likes(person, person)
 1.5 Smokes(x) => Cancer(x)
+0.9 Smokes(x) => EXIST y Likes(x, y)
+-0.4 Cancer(x) ^ !(EXIST z Likes(z, x))
 0.8 Friends(x, y) ^ Smokes(x) => Smokes(y)
 -0.7 Cancer(x) ^ Smokes(x)
 0.6 EXIST y Knows(x, y) v Cancer(x)
 1.1 Knows(x, y) ^ x =/= y
 Cancer(x) => Smokes(x).
 """
-EVIDENCE = "Friends(Anna, Bob)\nSmokes(Anna)\n!Cancer(Bob)\nKnows(Anna, Anna)\n!Knows(Bob, Bob)\n!Knows(Bob, Anna)\n"
+EVIDENCE = "Likes(Anna, Bob)\nFriends(Anna, Bob)\nSmokes(Anna)\n!Cancer(Bob)\nKnows(Anna, Anna)\n!Knows(Bob, Bob)\n!Knows(Bob, Anna)\n"
 
 
 def test_marginals_match_enumeration_of_the_first_order_formulas():

@@ -33,7 +33,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from xcore.errors import ParseError
 from xcore.logic.ast import Atom, Comparison, Constant, Literal, Rule, Term, Variable
@@ -131,7 +131,7 @@ class MLNProgram:
                         out.setdefault(typ, set()).add(term.value)
         return out
 
-    def rules(self, domains: Mapping[str, Sequence[str]] | None = None) -> list[Rule]:
+    def rules(self, domains: Mapping[str, Sequence[str]] | None = None, derive: "Derive | None" = None) -> list[Rule]:
         """The program's clauses (see the module docstring); `domains` gives each type's constants
         (for ``EXIST`` and ``+x``); the program's own domain declarations are used otherwise."""
         dom = {t: sorted(v) for t, v in self.type_constants().items()}
@@ -140,7 +140,7 @@ class MLNProgram:
         out: list[Rule] = []
         for f in self.formulas:
             for g in self._per_constant(f, dom):
-                out.extend(self._clauses(g, dom))
+                out.extend(self._clauses(g, dom, derive))
         return out
 
     # ------------------------------------------------------------------ conversion
@@ -162,10 +162,9 @@ class MLNProgram:
             out.append(replace(f, tree=tree, text=text, per_constant=()))
         return out
 
-    def _clauses(self, f: Formula, dom: Mapping[str, Sequence[str]]) -> list[Rule]:
+    def _clauses(self, f: Formula, dom: Mapping[str, Sequence[str]], derive: "Derive | None" = None) -> list[Rule]:
         types = self.variable_types(f)
-        fresh = itertools.count()
-        tree = _expand_quantifiers(f.tree, types, dom, fresh, self, f)
+        tree = _expand_quantifiers(f.tree, types, dom, self, f, True, derive)
         clauses = _cnf(_nnf(tree, True), self, f)
         weight = f.weight
         if weight is not None and len(clauses) > 1:
@@ -235,44 +234,76 @@ def _substitute(tree: tuple, sub: Mapping[str, Term]) -> tuple:
     return tree
 
 
+Derive = Callable[[Atom, frozenset], "Atom | None"]
+"""``derive(atom, bound)``: for an atom of a closed predicate under an existential over `bound`
+variables, an atom of a closed predicate holding exactly where ``EXIST bound atom`` holds by the
+evidence (its projection), or None to expand the existential over the domain instead."""
+
+
 def _expand_quantifiers(tree: tuple, types: Mapping[str, str], dom: Mapping[str, Sequence[str]],
-                        fresh, prog: MLNProgram, f: Formula) -> tuple:
-    """Existentials become disjunctions over their variables' domains; a universal inside gets fresh
-    variable names (the formula is universally closed, so it can be pulled to the front)."""
+                        prog: MLNProgram, f: Formula, positive: bool = True, derive: Derive | None = None) -> tuple:
+    """Quantifiers become disjunctions (EXIST) or conjunctions (FORALL) over their variables'
+    domains: exact for hard and soft formulas alike (a soft formula counts its groundings over its
+    free variables only). An existential disjunct that is one atom of a closed predicate is
+    replaced by `derive`'s projection of the evidence when one is given (no expansion)."""
+    def rec(t: tuple, pos: bool = positive) -> tuple:
+        return _expand_quantifiers(t, types, dom, prog, f, pos, derive)
+
     kind = tree[0]
     if kind == "not":
-        return ("not", _expand_quantifiers(tree[1], types, dom, fresh, prog, f))
+        return ("not", rec(tree[1], not positive))
     if kind in ("and", "or"):
-        return (kind, [_expand_quantifiers(t, types, dom, fresh, prog, f) for t in tree[1]])
-    if kind in ("imp", "iff"):
-        if kind == "iff" and _has_quantifier(tree):  # both directions: expand each side once per use
+        return (kind, [rec(t) for t in tree[1]])
+    if kind == "imp":
+        return ("imp", rec(tree[1], not positive), rec(tree[2]))
+    if kind == "iff":
+        if _has_quantifier(tree):  # each side occurs with both polarities
             a, b = tree[1], tree[2]
-            return _expand_quantifiers(("and", [("imp", a, b), ("imp", b, a)]), types, dom, fresh, prog, f)
-        return (kind, _expand_quantifiers(tree[1], types, dom, fresh, prog, f),
-                _expand_quantifiers(tree[2], types, dom, fresh, prog, f))
+            return rec(("and", [("imp", a, b), ("imp", b, a)]))
+        return tree
     if kind in ("exists", "forall"):
         names, body = tree[1], tree[2]
-        polarity_free = kind == "forall"
-        if polarity_free:
-            sub = {v: Variable(f"{v}_{next(fresh)}") for v in names}
-            return _expand_quantifiers(_substitute(body, sub), {**types, **{s.name: types.get(v, "")
-                                       for v, s in sub.items()}}, dom, fresh, prog, f)
+        existential = (kind == "exists") == positive
+        if existential and derive is not None:
+            body = _derive_disjuncts(body, frozenset(names), derive, positive)
+            if not (set(names) & {v.name for a in _atoms(body) for v in a.variables}):
+                return rec(body)
         values = []
         for v in names:
             typ = types.get(v)
             if typ is None:
-                raise ParseError(f"EXIST variable {v} does not occur in an atom", f.line, 1, f.text, prog.source)
+                raise ParseError(f"{'EXIST' if kind == 'exists' else 'FORALL'} variable {v} does not occur in an atom",
+                                 f.line, 1, f.text, prog.source)
             if not dom.get(typ):
-                return ("false",)
+                return ("false",) if kind == "exists" else ("true",)
             values.append(dom[typ])
         n_atoms = sum(1 for _ in _atoms(body))
         if math.prod(len(v) for v in values) * max(n_atoms, 1) > MAX_EXPANSION:
-            raise ParseError(f"EXIST {' '.join(names)} expands to more than {MAX_EXPANSION} atoms",
+            raise ParseError(f"{' '.join(names)} expands to more than {MAX_EXPANSION} atoms",
                              f.line, 1, f.text, prog.source)
         parts = [_substitute(body, {v: Constant(c) for v, c in zip(names, combo)})
                  for combo in itertools.product(*values)]
-        return ("or", [_expand_quantifiers(p, types, dom, fresh, prog, f) for p in parts])
+        return ("or" if kind == "exists" else "and", [rec(p) for p in parts])
     return tree
+
+
+def _derive_disjuncts(body: tuple, bound: frozenset, derive: Derive, positive: bool) -> tuple:
+    """EXIST distributes over the disjuncts of its body: each closed-predicate atom disjunct (in the
+    polarity that makes it a positive atom) becomes its derived projection."""
+    parts = body[1] if body[0] == ("or" if positive else "and") else [body]
+    out = []
+    for part in parts:
+        lit = part if positive else (part[1] if part[0] == "not" else None)
+        if lit is not None and lit[0] == "lit" and not lit[2]:
+            got = derive(lit[1], bound)
+            if got is not None:
+                new = ("lit", got, False)
+                out.append(new if positive else ("not", new))
+                continue
+        out.append(part)
+    if len(out) == 1:
+        return out[0]
+    return (body[0], out) if len(parts) > 1 else out[0]
 
 
 def _has_quantifier(tree: tuple) -> bool:
