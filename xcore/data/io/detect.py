@@ -39,7 +39,7 @@ from xcore.data.io.tabular import tabular_from_bytes
 from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
 from xcore.errors import DataError
 
-FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "mln", "zip")
+FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "mln", "nlil", "zip")
 KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", ".psl", *ROLES,
                   ".mln", ".db", ".conf", ".pracmln")
 OPTIONS = {
@@ -50,6 +50,7 @@ OPTIONS = {
     "triples": {"roles", "default_role"},
     "tabular": {"label", "sep", "header", "missing"},
     "mln": {"program", "evidence"},
+    "nlil": {"heads"},
 }
 """Keyword options each format accepts (besides `limits`)."""
 
@@ -168,6 +169,10 @@ def detect_format(files: FileSet) -> str:
                             f"load one at a time", file=tables[1])
         return "long_csv" if looks_like_long_csv(files[tables[0]]) else "tabular"
     texts = [n for n in names if suffix(n) in (".txt", ".tsv")]
+    from xcore.data.io.nlil_files import looks_like_nlil
+
+    if looks_like_nlil(files):
+        return "nlil"
     if any(is_psl_data_file(n) for n in texts):
         raise DataError("looks like a PSL folder but has no manifest.yaml or manifest.json",
                         file=next(n for n in texts if is_psl_data_file(n)))
@@ -218,6 +223,10 @@ def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str
         except ParseError as e:
             raise parse_error_as_data(e) from None
     files = {k: v for k, v in files.items() if suffix(k) not in _MLN_ONLY} or files
+    if fmt == "nlil":
+        from xcore.data.io.nlil_files import nlil_from_files
+
+        return nlil_from_files(files, name or default_name, options.get("heads"))
     if fmt == "psl":
         return psl_from_files(files, name, default_name, limits)
     if fmt == "psl_project":
