@@ -6,6 +6,7 @@ import os
 import shutil
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from xcore.data import load
 from xcore.data.shared import shared_data_dir
@@ -68,3 +69,18 @@ def test_all_aleph_example_problems_load():
                  if os.path.exists(f)]
         ds = load(files)
         assert ds.predicates, b
+
+
+@needs_swipl
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(["p(X) :- q(X).", "q(a).", "r(X, Y) :- q(X), \\+ q(Y).", ":- foo.", "s(X) :- s(X).",
+                                 "t(X) :- X is 1 + .", "u(", "v(X) :- shell(ls).", "w([a|T]) :- w(T).", "\n"]),
+                max_size=8).map(" ".join))
+def test_fuzzed_backgrounds_load_or_name_the_file(text):
+    from xcore.errors import DataError
+
+    try:
+        load([("t.b", text.encode()), ("t.f", b"target(a).\n")])
+    except DataError as e:
+        assert e.file == "t.b" and e.line is not None
