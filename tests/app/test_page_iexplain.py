@@ -104,9 +104,10 @@ def test_loaded_markov_logic_program_with_binary_queries_runs_m_explain():
 
     program = (b"*Prof(person)\nAdv(person, person)\n1.2 Adv(x, y) => Prof(y)\n"
                b"0.5 Adv(x, y) => (Adv(y, x) <=> Prof(x))\n-0.3 EXIST y Adv(x, y)\n")
-    ds = load([("p.mln", program), ("e.db", b"Prof(A)\n!Adv(A, A)\nAdv(B, A)\n"),
+    ds = load([("p.mln", program + b"Busy(person)\n"), ("e.db", b"Prof(A)\n!Adv(A, A)\nAdv(B, A)\n"),
                ("query.db", b"Adv(x, y)\n")])
     at = page("iexplain", ds)
+    assert at.selectbox(key="mln_target").options[:2] == ["Adv", "Busy"]  # the program's query first
     assert "<=>" in at.text_area(key="mln_rules").value
     click(at, "mln_run")
     assert not errors(at)

@@ -96,9 +96,20 @@ def text_setting(dataset: RelationalDataset, target: str | None) -> TextSetting 
     try:
         return detect_setting(dataset, target)
     except XcoreError:
-        if target is not None:
+        if target is not None and not any_arity_query(dataset, target):
             raise
         return None
+
+
+def any_arity_query(dataset: RelationalDataset, target: str) -> bool:
+    """True when `target` is an open predicate with query atoms (of any arity: M-Explain explains them)."""
+    return target in dataset.schema.names and not dataset.predicate(target).closed and len(dataset.targets(target)) > 0
+
+
+def declared_query(dataset: RelationalDataset) -> str | None:
+    """The first query predicate a loaded Markov logic program names (Tuffy query.db, pracmln query.conf)."""
+    return next((p.name for p in dataset.predicates if p.description == "query predicate"
+                 and any_arity_query(dataset, p.name)), None)
 
 
 def applicable(dataset: RelationalDataset) -> str | None:
@@ -110,9 +121,10 @@ def applicable(dataset: RelationalDataset) -> str | None:
 
 def default_settings(dataset: RelationalDataset) -> MLNSettings:
     """The data's first query predicate, its sample model or generated rules, every explainer it supports."""
+    declared = declared_query(dataset)
     setting = text_setting(dataset, None)
-    if setting is None:
-        return MLNSettings(target=None, explainers=("mln:m-explain",))
+    if setting is None or (declared is not None and dataset.predicate(declared).arity != 1):
+        return MLNSettings(target=declared_query(dataset), explainers=("mln:m-explain",))
     methods = [m for m in available_methods(setting)
                if m not in WORD_METHODS or labelled_both_ways(dataset, setting.target)]
     return MLNSettings(target=setting.target, explainers=tuple(NAMES[m] for m in methods))
@@ -170,8 +182,9 @@ class MLNEstimator(Estimator):
         self.check_fitted()
         model = self.model_ if data is None else MLNModel(self.rules_text_).ground(data).infer(self.model_.method_)
         m = model.marginals()
-        if self.setting_ is not None:
-            m = m[m["atom"].str.startswith(self.setting_.target + "(")].reset_index(drop=True)
+        query = self.setting_.target if self.setting_ is not None else self.settings.target
+        if query is not None:
+            m = m[m["atom"].str.startswith(query + "(")].reset_index(drop=True)
         return prediction_frame(m["atom"], m["marginal"], m["truth"], se=m["se"], rhat=m["rhat"])
 
     def rules_summary(self) -> Explanation:
