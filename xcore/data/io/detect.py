@@ -2,7 +2,10 @@
 
 Formats (the `fmt` names): ``psl`` (manifest + tab files), ``psl_project`` (a PSL project:
 JSON config, or ``.data`` + ``.psl``; see `xcore.data.io.psl_project`), ``long_csv``, ``prolog``,
-``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
+``triples``, ``tabular``, ``mln`` (Markov logic ``.mln`` + ``.db``, `xcore.data.io.mln_files`),
+``nlil`` (``pred.txt`` + labelled atom files, `xcore.data.io.nlil_files`) and ``zip``. Detection,
+in order: a ``.mln`` file means Markov logic (``.db`` and ``.conf`` files are read only then); a
+``pred.txt`` of declarations beside ``fact.txt`` means NLIL (checked before triples); a manifest means a PSL folder (or a
 long CSV with that schema when the only data file is one); a PSL config (a ``.json``/``.yaml``
 that reads as a mapping with a ``predicates`` mapping and ``rules``, see `looks_like_config`) or
 a ``.data`` YAML with a ``predicates:`` block means
