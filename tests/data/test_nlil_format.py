@@ -46,6 +46,7 @@ def test_fuzzed_fact_files_load_or_name_the_line(text):
         assert e.file in ("t/fact.txt", "t/pred.txt")
 
 
+@pytest.mark.slow
 def test_shared_evensucc_loads_and_m_nlil_applies():
     folder = shared_data_dir() / "nlil_evensucc10"
     if not folder.is_dir():

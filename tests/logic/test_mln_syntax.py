@@ -225,7 +225,7 @@ def test_bad_evidence_through_load_names_file_and_line():
 _ALPHABET = st.sampled_from(list("AaBxy(),.!^v=>< *@?+{}#/\n0123456789-EXIST") + [" v ", "=>", "<=>", "EXIST "])
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None, derandomize=True)
 @given(st.lists(_ALPHABET, max_size=60).map("".join))
 def test_fuzzed_programs_parse_or_fail_with_a_position(text):
     try:
@@ -235,7 +235,7 @@ def test_fuzzed_programs_parse_or_fail_with_a_position(text):
         assert e.line >= 1 and e.column >= 1 and e.source == "f.mln"
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.lists(_ALPHABET, max_size=40).map("".join))
 def test_fuzzed_evidence_loads_or_fails_with_file_and_line(text):
     try:
