@@ -18,6 +18,9 @@ system-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium ; }
+	@command -v swipl >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends swi-prolog-nox ; }
 
 app: install
 	$(PY) -m streamlit run app.py --server.port $(PORT)

@@ -94,3 +94,24 @@ def test_smokers_choose_the_query_predicate_and_explain_without_words():
     run = latest(at)
     assert run.extras["setting"].target == "cancer"
     assert all(e.target.startswith("cancer(") for e in run.explanations["mln:i-explain"])
+
+
+@pytest.mark.slow
+def test_loaded_markov_logic_program_with_binary_queries_runs_m_explain():
+    """A .mln + .db upload whose query predicate is binary: the page starts from the program's
+    formulas (with <=> and EXIST) and explains advisedBy atoms by M-Explain."""
+    from xcore.data import load
+
+    program = (b"*Prof(person)\nAdv(person, person)\n1.2 Adv(x, y) => Prof(y)\n"
+               b"0.5 Adv(x, y) => (Adv(y, x) <=> Prof(x))\n-0.3 EXIST y Adv(x, y)\n")
+    ds = load([("p.mln", program + b"Busy(person)\n"), ("e.db", b"Prof(A)\n!Adv(A, A)\nAdv(B, A)\n"),
+               ("query.db", b"Adv(x, y)\n")])
+    at = page("iexplain", ds)
+    assert at.selectbox(key="mln_target").options[:2] == ["Adv", "Busy"]  # the program's query first
+    assert "<=>" in at.text_area(key="mln_rules").value
+    click(at, "mln_run")
+    assert not errors(at)
+    run = latest(at)
+    assert set(run.explanations) == {"mln:m-explain"}
+    assert all(t.startswith("Adv(") for t in run.predictions["target"])
+    assert len(run.predictions) == 2

@@ -326,8 +326,9 @@ def test_prolog_syntax_features():
     (b"42.\n", 1, "not a fact"),
 ])
 def test_prolog_errors_name_file_and_line(text, line, words):
-    err = error_of(xio.load_prolog, ("kb.pl", text))
-    assert err.file == "kb.pl" and err.line == line and words in err.problem, str(err)
+    """Examples (.f) must be ground facts; background files may hold rules (tests/data/test_prolog_rules.py)."""
+    err = error_of(xio.load_prolog, ("kb.f", text))
+    assert err.file == "kb.f" and err.line == line and words in err.problem, str(err)
 
 
 def test_prolog_patterns_do_not_backtrack_exponentially():

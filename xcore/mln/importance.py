@@ -121,7 +121,7 @@ class FormulaTexts:
         return {"text": str(t["text"][i]), "natural": str(t["natural"][i]),  # type: ignore[index]
                 "atoms": [str(a) for a in t["atoms"][i]], "atom_ids": np.asarray(t["atom_ids"][i]),  # type: ignore[index]
                 "observed": [bool(o) for o in t["observed"][i]], "roles": roles,  # type: ignore[index]
-                "rule": g.rule.text("mln")}
+                "rule": g.rule.text("mln"), "formula": g.rule.name or g.rule.text("mln")}
 
 
 def formula_direction(weight: float, sign: int) -> int:
@@ -178,7 +178,7 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
             atoms=t["atoms"],
             target_index=int(hit[0]) if len(hit) else None, roles=t["roles"], observed=t["observed"],
             explainable=all(explainable.get(p, True) for p in preds),
-            extras={"rule": t["rule"], "rule_index": int(r.rule), "clause": int(r.clause),
+            extras={"rule": t["rule"], "formula": t["formula"], "rule_index": int(r.rule), "clause": int(r.clause),
                     "weight": float(r.weight), "hard": bool(r.hard), "sign": int(r.sign),
                     "expected": float(r.expected),
                     "expected_given_atom": float(r.expected_given_atom) if estimable else None,

@@ -59,7 +59,8 @@ class MLNSettings(Settings):
         {"explainers", "C", "S", "T", "top_k", "lime_samples", "aggregation", "work"})
 
     target: str | None = None
-    """The query predicate to explain (an open unary predicate); None picks one."""
+    """The query predicate to explain; None picks one. I-Explain's coalitions need an open unary
+    predicate; M-Explain explains query atoms of any arity."""
     rules: str = ""
     """Weighted clauses (Alchemy syntax); empty uses the sample's model or rules built from the data."""
     learn: Literal["none", "pll", "linear+pll"] = "none"
@@ -101,25 +102,35 @@ def text_setting(dataset: RelationalDataset, target: str | None) -> TextSetting 
     try:
         return detect_setting(dataset, target)
     except XcoreError:
-        if target is not None:
+        if target is not None and not any_arity_query(dataset, target):
             raise
         return None
+
+
+def any_arity_query(dataset: RelationalDataset, target: str) -> bool:
+    """True when `target` is an open predicate with query atoms (of any arity: M-Explain explains them)."""
+    return target in dataset.schema.names and not dataset.predicate(target).closed and len(dataset.targets(target)) > 0
+
+
+def declared_query(dataset: RelationalDataset) -> str | None:
+    """The first query predicate a loaded Markov logic program names (Tuffy query.db, pracmln query.conf)."""
+    return next((p.name for p in dataset.predicates if p.description == "query predicate"
+                 and any_arity_query(dataset, p.name)), None)
 
 
 def applicable(dataset: RelationalDataset) -> str | None:
     """Why Markov-logic explanation cannot run on `dataset`, or None when it can."""
     if not any(len(dataset.targets(p.name)) for p in dataset.predicates):
         return "no predicate has query (target) atoms to infer"
-    if not query_predicates(dataset):
-        return "I-Explain explains queries of an open unary predicate such as positive(review); there is none"
     return None
 
 
 def default_settings(dataset: RelationalDataset) -> MLNSettings:
     """The data's first query predicate, its sample model or generated rules, every explainer it supports."""
+    declared = declared_query(dataset)
     setting = text_setting(dataset, None)
-    if setting is None:
-        return MLNSettings(target=None, explainers=("mln:m-explain",))
+    if setting is None or (declared is not None and dataset.predicate(declared).arity != 1):
+        return MLNSettings(target=declared_query(dataset), explainers=("mln:m-explain",))
     methods = [m for m in available_methods(setting)
                if m not in WORD_METHODS or labelled_both_ways(dataset, setting.target)]
     return MLNSettings(target=setting.target, explainers=tuple(NAMES[m] for m in methods))
@@ -156,9 +167,10 @@ class MLNEstimator(Estimator):
             word = (self.setting_.word_predicate if self.setting_ is not None else None) or "has_word"
             learned = learn_weights(rules, data, method=s.learn, target=target, word_predicate=word)
             rules = "\n".join(r.text("mln") for r in learned) + "\n"
-        from xcore.logic.parser import parse_rules
+        from xcore.mln.model import read_rules
 
-        if not parse_rules(rules, dialect="mln", source="rules"):
+        parsed, program = read_rules(rules)
+        if not parsed and not (program is not None and program.formulas):
             raise XcoreError("the rules contain no clause (only comments or blank lines): inference without "
                              "rules would only report 0.5 everywhere")
         self.rules_text_ = rules
@@ -176,8 +188,9 @@ class MLNEstimator(Estimator):
         self.check_fitted()
         model = self.model_ if data is None else MLNModel(self.rules_text_).ground(data).infer(self.model_.method_)
         m = model.marginals()
-        if self.setting_ is not None:
-            m = m[m["atom"].str.startswith(self.setting_.target + "(")].reset_index(drop=True)
+        query = self.setting_.target if self.setting_ is not None else self.settings.target
+        if query is not None:
+            m = m[m["atom"].str.startswith(query + "(")].reset_index(drop=True)
         return prediction_frame(m["atom"], m["marginal"], m["truth"], se=m["se"], rhat=m["rhat"])
 
     def rules_summary(self) -> Explanation:

@@ -10,14 +10,80 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
-from xcore.logic.ast import Rule
+from xcore.data.schema import Predicate, Schema
+from xcore.logic.ast import Atom, Rule, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, ground
+from xcore.logic.mln_syntax import MLNProgram, parse_mln
 from xcore.logic.parser import parse_rules
 from xcore.mln.exact import ExactResult, exact
 from xcore.mln.gibbs import GibbsResult, gibbs
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 from xcore.mln.network import DEFAULT_HARD_WEIGHT, GroundMLN, build_ground_mln
+
+
+def read_rules(text: str, source: str = "rules") -> tuple[list[Rule], MLNProgram | None]:
+    """Clauses of Markov-logic text: one clause per line (`parse_rules`), or, when that does not
+    read it, a whole program with declarations and formulas (`parse_mln`: ``<=>``, ``EXIST``, ...),
+    whose clauses are made when the data's domains are known (the program is returned then)."""
+    try:
+        return parse_rules(text, dialect="mln", source=source), None
+    except XcoreError as first:
+        try:
+            program = parse_mln(text, source)
+        except XcoreError:
+            raise first from None
+        return program.rules(), program
+
+
+class EvidenceProjections:
+    """Closed predicates that answer ``EXIST y P(x, y)`` from the evidence (`MLNProgram.rules`'s
+    `derive`): ``some_P`` holds the true atoms of closed P projected on the other arguments, so an
+    existential over a closed predicate is one literal instead of one per constant of y's type."""
+
+    def __init__(self, data: RelationalDataset) -> None:
+        self.data = data
+        self.made: dict[tuple, Predicate] = {}
+        self.tables: dict[str, pd.DataFrame] = {}
+
+    def __call__(self, atom: Atom, bound: frozenset) -> Atom | None:
+        names = {p.name for p in self.data.predicates}
+        if atom.predicate not in names:
+            return None
+        pred = self.data.predicate(atom.predicate)
+        hidden = [t.name for t in atom.args if isinstance(t, Variable) and t.name in bound]
+        if not pred.closed or len(hidden) != len(set(hidden)) or not hidden:
+            return None
+        keep = [i for i, t in enumerate(atom.args) if not (isinstance(t, Variable) and t.name in bound)]
+        free = [i for i in keep if isinstance(atom.args[i], Variable)]
+        key = (atom.predicate, tuple(keep), tuple((i, atom.args[i].value) for i in keep if i not in free))
+        if key not in self.made:
+            obs = self.data.observations(atom.predicate)
+            true = obs[obs["value"].astype(float) >= 0.5]
+            for i in keep:
+                if i not in free:
+                    true = true[true[f"a{i}"].astype(str) == atom.args[i].value]
+            name = f"some_{atom.predicate}" + (f"_{len(self.made)}" if any(k[0] == atom.predicate for k in self.made) else "")
+            table = true[[f"a{i}" for i in free]].astype(str).drop_duplicates()
+            table.columns = [f"a{k}" for k in range(len(free))]
+            table = table.reset_index(drop=True)
+            table["value"] = 1.0
+            self.made[key] = Predicate(name, len(free), tuple(pred.types[i] for i in free), closed=True,
+                                       explainable=pred.explainable,
+                                       description=f"EXIST of {atom.predicate} over the evidence")
+            self.tables[name] = table
+        return Atom(self.made[key].name, tuple(atom.args[i] for i in free))
+
+    def dataset(self) -> RelationalDataset:
+        """The data with the projection predicates added (the data itself when none was made)."""
+        if not self.made:
+            return self.data
+        d = self.data
+        tables = {p.name: {part: d.table(p.name, part) for part in ("obs", "targets", "truth")} for p in d.predicates}
+        for p in self.made.values():
+            tables[p.name] = {"obs": self.tables[p.name]}
+        return RelationalDataset(Schema.of([*d.predicates, *self.made.values()]), tables, name=d.name,
+                                 description=d.description, rules=d.rules)
 
 
 class MLNModel:
@@ -28,8 +94,9 @@ class MLNModel:
 
     def __init__(self, rules: str | Sequence[Rule | str], hard_weight: float = DEFAULT_HARD_WEIGHT,
                  limit: int | None = DEFAULT_LIMIT) -> None:
+        self.program: MLNProgram | None = None
         if isinstance(rules, str):
-            self.rules = parse_rules(rules, dialect="mln")
+            self.rules, self.program = read_rules(rules)
         else:
             self.rules = [r if isinstance(r, Rule) else parse_rules(r, dialect="mln")[0] for r in rules]
         self.hard_weight = hard_weight
@@ -43,6 +110,13 @@ class MLNModel:
     # ------------------------------------------------------------------ steps
     def ground(self, data: RelationalDataset | AtomStore) -> "MLNModel":
         """Ground the rules (Markov-logic domain semantics) and fold the evidence."""
+        if self.program is not None:  # a full program: clauses depend on the data's domains (EXIST, +x)
+            if isinstance(data, RelationalDataset):
+                projections = EvidenceProjections(data)
+                self.rules = self.program.rules({t: data.constants(t) for t in data.types()}, projections)
+                data = projections.dataset()
+            else:
+                self.rules = self.program.rules()
         program = ground(self.rules, data, limit=self.limit, domain_variables=True)
         self.mln_ = build_ground_mln(program, self.hard_weight)
         self.result_, self._frame, self._texts = None, None, None

@@ -134,7 +134,8 @@ def detect_setting(dataset: RelationalDataset, target: str | None = None) -> Tex
     if not unary:
         raise XcoreError(f"dataset {dataset.name!r} has no open unary predicate with query atoms to explain "
                          "(I-Explain explains queries such as positive(review))")
-    query = next((p for p in unary if p.name == "positive"), unary[0])
+    declared = [p for p in unary if p.description == "query predicate"]  # a loaded program's query list
+    query = next((p for p in unary if p.name == "positive"), declared[0] if declared else unary[0])
     obj = query.types[0]
     binary = [p for p in dataset.predicates if p.arity == 2 and p.closed]
     words = [p for p in binary if p.types[0] == obj and p.types[1] != obj]
@@ -161,6 +162,8 @@ def find_annotation(dataset: RelationalDataset) -> ReviewAnnotation | None:
 def starting_rules(dataset: RelationalDataset, setting: TextSetting | None = None) -> str:
     """Rules to start from: the sample's model.mln, else word + link formulas with zero weights
     (to be learned), else the friends-and-smokers rules when they fit, else empty."""
+    if dataset.rules and dataset.description.startswith("Markov logic program"):
+        return "\n".join(dataset.rules)  # a loaded .mln program
     folder = sample_folder(dataset)
     if folder is not None and (folder / "model.mln").is_file():
         return (folder / "model.mln").read_text(encoding="utf-8")

@@ -2,7 +2,10 @@
 
 Formats (the `fmt` names): ``psl`` (manifest + tab files), ``psl_project`` (a PSL project:
 JSON config, or ``.data`` + ``.psl``; see `xcore.data.io.psl_project`), ``long_csv``, ``prolog``,
-``triples``, ``tabular`` and ``zip``. Detection, in order: a manifest means a PSL folder (or a
+``triples``, ``tabular``, ``mln`` (Markov logic ``.mln`` + ``.db``, `xcore.data.io.mln_files`),
+``nlil`` (``pred.txt`` + labelled atom files, `xcore.data.io.nlil_files`) and ``zip``. Detection,
+in order: a ``.mln`` file means Markov logic (``.db`` and ``.conf`` files are read only then); a
+``pred.txt`` of declarations beside ``fact.txt`` means NLIL (checked before triples); a manifest means a PSL folder (or a
 long CSV with that schema when the only data file is one); a PSL config (a ``.json``/``.yaml``
 that reads as a mapping with a ``predicates`` mapping and ``rules``, see `looks_like_config`) or
 a ``.data`` YAML with a ``predicates:`` block means
@@ -39,8 +42,9 @@ from xcore.data.io.tabular import tabular_from_bytes
 from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
 from xcore.errors import DataError
 
-FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "zip")
-KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", ".psl", *ROLES)
+FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "mln", "nlil", "zip")
+KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", ".psl", *ROLES,
+                  ".mln", ".db", ".conf", ".pracmln")
 OPTIONS = {
     "psl": set(),
     "psl_project": {"split", "config", "model"},
@@ -48,10 +52,18 @@ OPTIONS = {
     "prolog": set(),
     "triples": {"roles", "default_role"},
     "tabular": {"label", "sep", "header", "missing"},
+    "mln": {"program", "evidence"},
+    "nlil": {"heads"},
 }
 """Keyword options each format accepts (besides `limits`)."""
 
 _TABLES = (".csv", ".data")
+_MLN_ONLY = (".db", ".conf", ".pracmln")
+"""Files read only as part of a Markov logic project (a .mln program in the set)."""
+
+
+def names_of(files: FileSet) -> str | None:
+    return next(iter(sorted(files)), None)
 
 
 def load(source: Source, name: str | None = None, fmt: str = "auto", *,
@@ -137,6 +149,12 @@ def detect_format(files: FileSet) -> str:
     """The format of a file set (see the module docstring); unknown -> DataError naming a file."""
     if not files:
         raise DataError("no data files found")
+    if any(suffix(n) == ".mln" for n in files):
+        return "mln"
+    kept = {k: v for k, v in files.items() if suffix(k) not in _MLN_ONLY}
+    if not kept:
+        raise DataError("evidence (.db) without a Markov logic program (.mln)", file=names_of(files))
+    files = kept
     names = sorted(files)
     tables = [n for n in names if suffix(n) in _TABLES]
     if find_manifest(files):
@@ -154,6 +172,10 @@ def detect_format(files: FileSet) -> str:
                             f"load one at a time", file=tables[1])
         return "long_csv" if looks_like_long_csv(files[tables[0]]) else "tabular"
     texts = [n for n in names if suffix(n) in (".txt", ".tsv")]
+    from xcore.data.io.nlil_files import looks_like_nlil
+
+    if looks_like_nlil(files):
+        return "nlil"
     if any(is_psl_data_file(n) for n in texts):
         raise DataError("looks like a PSL folder but has no manifest.yaml or manifest.json",
                         file=next(n for n in texts if is_psl_data_file(n)))
@@ -195,6 +217,19 @@ def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str
     if extra:
         raise DataError(f"option(s) {', '.join(sorted(extra))} do not apply to {fmt} data; "
                         f"{fmt} accepts {', '.join(sorted(OPTIONS[fmt])) or 'no options'}")
+    if fmt == "mln":
+        from xcore.data.io.mln_files import mln_from_files, parse_error_as_data
+        from xcore.errors import ParseError
+
+        try:
+            return mln_from_files(files, name or default_name, limits, **options)
+        except ParseError as e:
+            raise parse_error_as_data(e) from None
+    files = {k: v for k, v in files.items() if suffix(k) not in _MLN_ONLY} or files
+    if fmt == "nlil":
+        from xcore.data.io.nlil_files import nlil_from_files
+
+        return nlil_from_files(files, name or default_name, options.get("heads"))
     if fmt == "psl":
         return psl_from_files(files, name, default_name, limits)
     if fmt == "psl_project":

@@ -49,7 +49,7 @@ _SIMPLE_ARG = re.compile(r"^(?:[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?
 _TOKEN = re.compile(rf"""\s*(?:(?P<q>{_QUOTED})|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
     |(?P<atom>[a-z][A-Za-z0-9_]*)|(?P<var>[A-Z_][A-Za-z0-9_]*)|(?P<punct>[()\[\],|])
     |(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
-_MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
+_MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]?\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
 _MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
 # A directive runs into the next clause when, across a line break, a term ends and another starts
 # (``:- foo`` then ``p(a).``): Prolog would need an operator or a comma there.
@@ -66,6 +66,9 @@ class PrologFacts:
     atoms: dict[tuple[str, int], list[tuple[list, np.ndarray]]] = field(default_factory=dict)
     """Per (name, arity), blocks of atoms: argument columns and their 1-based lines."""
     modes: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+    rules: list[tuple[int, str]] = field(default_factory=list)
+    """Background clauses that are not ground facts (rules, facts with variables), with their lines:
+    kept as text for a Prolog engine (`xcore.data.io.prolog_engine`), never evaluated here."""
 
     def add_block(self, key: tuple[str, int], columns: list, lines: np.ndarray) -> None:
         """Add atoms of one predicate as argument columns and lines."""
@@ -89,8 +92,22 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
             raise DataError("not a Prolog fact file (expected .b, .pl, .f or .n)", file=file)
         check_text(files[file], file)  # the errors of decode_text, without the whole text as a string
         parsed.append((file, role, _parse(normalised_bytes(files[file]), file)))
+    rules = [(file, line, text) for file, role, f in parsed for line, text in f.rules]
+    if rules:
+        from xcore.data.io.prolog_engine import materialise
+
+        derived, notes = materialise(files, parsed, rules)
+        for key, (args, file) in derived.items():
+            facts = PrologFacts()
+            facts.add_block(key, args, np.zeros(len(args[0]) if args else 0, dtype=np.int64))
+            parsed.append((file, "background", facts))
     if not any(f.atoms for _, _, f in parsed):
-        raise DataError("no ground facts found", file=parsed[0][0] if parsed else name)
+        declared = {k: t for _, _, f in parsed for k, t in f.modes.items()}
+        if declared:  # settings and modes only (Aleph's interactive problems): the declared predicates, empty
+            preds = [Predicate(n, a, types=t, closed=False) for (n, a), t in declared.items()]
+            return build_dataset(preds, {}, name, "Aleph settings and mode declarations only: no facts or examples")
+        raise DataError("no ground facts found" + (" (the background only defines rules)" if rules else ""),
+                        file=parsed[0][0] if parsed else name)
     names = _predicate_names(parsed)
     check_predicate_count(len(names), limits, *_first_over_limit(parsed, names, limits))
     modes: dict[tuple[str, int], tuple[str, ...]] = {}
@@ -111,7 +128,10 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
         for key, blocks in facts.atoms.items():
             for args, ln in blocks:
                 _add_atoms(parts, names[key], role, args, file, ln)
-    return build_dataset(preds, parts, name)
+    ds = build_dataset(preds, parts, name)
+    if rules:
+        ds.description = (ds.description + " " if ds.description else "") + "; ".join(notes)
+    return ds
 
 
 def _add_atoms(parts: Parts, pred: str, role: str, args: list, file: str, ln: np.ndarray) -> None:
@@ -312,7 +332,13 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
             if mode:
                 _record_mode(out, mode)
             continue
-        name, args = _parse_fact(clause, file, line)
+        try:
+            name, args = _parse_fact(clause, file, line)
+        except DataError as e:
+            if ROLES.get(suffix(file)) != "background" or "only ground facts" not in e.problem:
+                raise
+            out.rules.append((line, clause))
+            continue
         rows, lines = rows_by_key.setdefault((name, len(args)), ([], []))
         rows.append(args)
         lines.append(line)
