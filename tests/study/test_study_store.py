@@ -36,7 +36,10 @@ def test_publish_is_frozen(store):
 
 
 def test_tampered_definition_is_detected(store):
+    """Behind the frozen-study trigger, the digest still catches a definition altered by a tool that
+    dropped the trigger first."""
     with store.engine.begin() as conn:
+        conn.execute(text("DROP TRIGGER xs_studies_frozen"))
         conn.execute(text("UPDATE xs_studies SET definition = replace(definition, 'Toy study', 'Toy studx')"))
     store._studies_cache.clear()
     with pytest.raises(StudyError, match="digest"):

@@ -7,7 +7,7 @@
   rendering with method names removed.
 - `design`: balanced Latin squares and per-participant plans from stored seeds.
 - `store`: SQLAlchemy Core storage (SQLite WAL by default), hashed tokens, append-only answers.
-- `analysis` / `report`: tests, bootstrap intervals, diverging bars, one-file HTML report.
+- `analysis` / `report`: tests, Student-t intervals, diverging bars, one-file HTML report.
 - `simulate`: synthetic participants from known distributions; `cli`: `python -m xcore.study`.
 """
 
