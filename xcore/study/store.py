@@ -33,7 +33,7 @@ from sqlalchemy.pool import StaticPool
 
 from xcore import __version__
 from xcore.errors import ConfigError, XcoreError
-from xcore.study.definition import Question, Study
+from xcore.study.definition import Question, Study, published_graphs
 from xcore.study.design import participant_plan
 
 LOG = logging.getLogger(__name__)
@@ -355,7 +355,8 @@ class StudyStore:
             row = conn.execute(select(studies.c.definition, studies.c.digest).where(studies.c.id == study_id)).first()
         if row is None:
             raise StudyError(f"no study {study_id!r} is published")
-        study = Study.from_json(row[0])
+        with published_graphs():
+            study = Study.from_json(row[0])
         if study.digest() != row[1]:
             raise StudyError(f"study {study_id!r} does not match its stored digest: the definition was altered")
         with self._lock:
@@ -537,7 +538,7 @@ class ParticipantSession:
             raise ReplayRejected(f"screen {position + 1} is already answered", identical=same) from None
         except SQLAlchemyError as e:
             LOG.warning("storing an answer failed: %s", e)
-            raise StudyError(f"your answer could not be stored: {UNAVAILABLE}") from None
+            raise StudyError(UNAVAILABLE) from None
 
     def _stored(self, conn: Connection, position: int) -> dict[str, str]:
         """The answers stored for one screen of this participant, by question id."""
