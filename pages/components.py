@@ -20,7 +20,8 @@ from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError
-from xcore.explain.text import explanation_markdown
+from xcore.explain.render import item_table, prediction_text
+from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.explain.global_view import global_importance
@@ -117,9 +118,9 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
 def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = True, title: str | None = None) -> None:
     """One explanation: target, prediction, the score's meaning, ranked bars, graph, table and text."""
     head = f"**{title}** — " if title else ""
-    pred = "" if exp.prediction is None else f" — predicted {exp.prediction:.3f}"
+    pred = "" if exp.prediction is None else f" — predicted {prediction_text(exp)}"
     truth = "" if exp.truth is None else f", true {exp.truth:.3f}"
-    st.markdown(f"{head}**{exp.target}**{pred}{truth}")
+    st.markdown(f"{head}**{markdown_escape(exp.target)}**{pred}{truth}")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
     note = exp.meta.get("note")
@@ -136,9 +137,12 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
                     config=PLOT_CONFIG)
     if side is not None:
         st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
-    table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
-    st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_items", column_config={
-        "natural": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+    st.dataframe(item_table(exp, max(k, 20)), hide_index=True, width="stretch", key=f"{key}_items", column_config={
+        "reason": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+        "direction": st.column_config.TextColumn(help="Which way the reason pushes the prediction (none when the "
+                                                      "score has no direction)."),
+        "effect": st.column_config.NumberColumn(help="The signed change of the prediction the reason stands for, "
+                                                     "where the method states one."),
         "text": st.column_config.TextColumn(width="medium")})
     # the table cuts long cells: the top-k reasons in full, as a numbered list that wraps
     st.markdown(explanation_markdown(exp, k=k))
@@ -167,7 +171,7 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
                     config=PLOT_CONFIG)
     st.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
                f"group among their top {k}; colour: green when its items mostly push predictions up, "
-               "vermillion when mostly down.")
+               "vermillion when mostly down, grey when mixed or when the score has no direction.")
     left, right = st.columns([3, 2])
     left.dataframe(frame.round(4), hide_index=True, width="stretch", key=f"{key}_table",
                    column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})

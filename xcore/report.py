@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import pandas as pd
 
 from xcore.errors import XcoreError
+from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_text
 from xcore.explain.types import Explanation
 
@@ -137,7 +138,7 @@ def card_body(exp: Explanation, k: int = 10, title: str | None = None, uid: str 
     from xcore.viz import explanation_graph_figure, ranked_bar_figure
 
     head = f"{esc(title)} — " if title else ""
-    pred = "" if exp.prediction is None else f" — predicted {exp.prediction:.3f}"
+    pred = "" if exp.prediction is None else f" — predicted {prediction_text(exp)}"
     truth = "" if exp.truth is None else f", true {exp.truth:.3f}"
     parts = [f'<div class="card" data-target="{esc(exp.target)}">',
              f"<h3>{head}{esc(exp.target_text or exp.target)}</h3>",
@@ -151,8 +152,7 @@ def card_body(exp: Explanation, k: int = 10, title: str | None = None, uid: str 
             figs.append(f'<div class="graph">{figure_div(explanation_graph_figure(exp, k=min(12, k + 2)), f"{uid}-graph")}</div>')
         two = " two" if len(figs) == 2 else ""
         parts.append(f'<div class="figs{two}">' + "".join(f"<div>{f}</div>" for f in figs) + "</div>")
-        table = exp.to_frame()[["rank", "natural", "text", "score", "explainable"]].head(max(k, 20))
-        parts.append(table_html(table))
+        parts.append(table_html(item_table(exp, max(k, 20))))
     parts.append("</div>")
     return "\n".join(parts)
 

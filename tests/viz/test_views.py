@@ -15,7 +15,8 @@ SIGNED = ScoreSpec("phi", "signed contribution", signed=True, unit="probability"
 
 
 def shapley(scores=(0.3, -0.2, 0.05), base=0.4, target="row 1"):
-    items = [ExplanationItem(kind="feature", text=f"f{i}=v", natural=f"f{i} = v", score=s) for i, s in enumerate(scores)]
+    items = [ExplanationItem(kind="feature", text=f"f{i}=v", natural=f"f{i} = v", score=s,
+                             direction=int(np.sign(s)), effect=s) for i, s in enumerate(scores)]
     return Explanation(target, prediction=base + sum(scores), items=items, score_spec=SIGNED,
                        meta={"v_empty": base})
 

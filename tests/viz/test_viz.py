@@ -43,7 +43,7 @@ def ground_rules() -> Explanation:
                         "Ann and Bob both smoke", 0.4,
                         atoms=["smokes('ann')", "smokes('bob')", T], target_index=2,
                         roles=["body", "body", "head"], observed=[True, False, False],
-                        extras={"weight": 1.0}),
+                        extras={"weight": 1.0}, direction=1),
         ExplanationItem("ground_rule", "2.0: smokes('ann') & knows('ann', 'bob') -> friends('ann', 'bob') | foes('ann', 'bob')",
                         "Ann smokes and knows Bob <so> they are friends or foes", -0.8,
                         atoms=["smokes('ann')", "knows('ann', 'bob')", T, "foes('ann', 'bob')"], target_index=2,
@@ -124,8 +124,9 @@ def test_explanation_graph_figure_traces():
     assert w[1] == pytest.approx(theme.EDGE_WIDTH_MAX)
     assert w[2] == pytest.approx(theme.EDGE_WIDTH_MIN + (theme.EDGE_WIDTH_MAX - theme.EDGE_WIDTH_MIN) * 0.5)
     assert w[1] > w[2] > w[3]
-    assert trace(fig, "item 1").line.color == theme.NOT_EXPLAINABLE
-    assert trace(fig, "item 2").line.color == theme.EXPLAINABLE
+    # edges by the item's direction field; dotted when not explainable (rank 1 is the -0.8 item)
+    assert trace(fig, "item 1").line.color == theme.UNKNOWN and trace(fig, "item 1").line.dash == "dot"
+    assert trace(fig, "item 2").line.color == theme.UP and trace(fig, "item 2").line.dash == "solid"
     assert trace(fig, "explainable items").marker.color == theme.EXPLAINABLE
     assert trace(fig, "non-explainable items").marker.color == theme.NOT_EXPLAINABLE
     assert trace(fig, "target").marker.color == theme.TARGET
@@ -139,7 +140,8 @@ def test_explanation_graph_figure_traces():
     assert "smokes('ann') &amp; knows('ann', 'bob')" in bad
     assert "&lt;so&gt;" in bad and "<so>" not in bad
     good = " ".join(trace(fig, "explainable items").hovertext)
-    assert "Ann and Bob both smoke" in good and "weight: 1" in good
+    assert "Ann and Bob both smoke" in good and "pushes up" in good
+    assert "weight" not in good and "ground_rule" not in good  # method-neutral: no kind, no extras
     assert "Ann and Bob are friends" in trace(fig, "target").hovertext[0]
     # node positions are the radial layers of explanation_graph (target at the centre)
     pos = radial_layout(explanation_graph(e), target_node(e))

@@ -4,7 +4,7 @@ cross-validated MLP), the maximal-fidelity and structured explainers, and its `R
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ from xcore.drm.relevance import Relevance, default_relevance, parse_relevance
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.methods.driver import explain, fitted_for
 from xcore.runtime import Progress, null_progress, scaled
 
 FIDELITY = "drm:fidelity"
@@ -30,9 +31,9 @@ FIDELITY_SCORE = ScoreSpec(
     measures="the share of the instance's Hamming neighbourhood (itself included) on which the clause agrees "
              "with the network: covered neighbours the network puts in the same class plus uncovered ones it "
              "puts in the other class. Items are the maximal-fidelity clauses, the relevance choice first.",
-    signed=False, unit="fraction of neighbours")
+    signed=False, unit="fraction of neighbours", directed=False)
 COVERAGE_SCORE = ScoreSpec(label="coverage", measures="the share of all examples for which the feature is true.",
-                           signed=False, unit="fraction of examples")
+                           signed=False, unit="fraction of examples", directed=False)
 
 
 class DRMSettings(Settings):
@@ -78,6 +79,9 @@ class DRMSettings(Settings):
     def _relevance(cls, v: str) -> str:
         parse_relevance(v)
         return v
+
+    explainer_fields: ClassVar[frozenset[str]] = frozenset(
+        {"hamming", "min_neighbours", "beam", "max_body", "explain_rows"})
 
     def estimator(self) -> "DRMEstimator":
         return DRMEstimator(self)
@@ -249,6 +253,7 @@ class FidelityExplainer(Explainer):
     name = FIDELITY
     title = "Maximal-fidelity clauses"
     score_spec = FIDELITY_SCORE
+    settings_fields = ("hamming", "min_neighbours", "beam", "max_body", "explain_rows")
 
     def supports(self, model: Any) -> str | None:
         if not isinstance(model, DRMEstimator):
@@ -288,8 +293,8 @@ class FidelityExplainer(Explainer):
         nb = loc.neighbourhood
         return Explanation(
             target=target, target_text=target, method=self.name,
-            prediction=float(loc.prediction), truth=float(model.problem_.labels[loc.index]), items=items,
-            ordering="given", score_spec=self.score_spec,
+            prediction=float(loc.prediction), prediction_kind="class",
+            truth=float(model.problem_.labels[loc.index]), items=items, ordering="given", score_spec=self.score_spec,
             meta={"hamming": int(loc.radius), "neighbours": int(len(nb.members)), "e_plus": int(nb.positive.sum()) + 1,
                   "e_minus": int((~nb.positive).sum()), "active_features": int(model.X_[loc.index].sum()),
                   "relevance_changes_choice": loc.relevance_changes_choice})
@@ -301,6 +306,7 @@ class StructuredExplainer(Explainer):
     name = STRUCTURED
     title = "Structured explanations"
     score_spec = FIDELITY_SCORE
+    settings_fields = ("hamming", "min_neighbours", "beam", "max_body", "explain_rows")
 
     def supports(self, model: Any) -> str | None:
         return FidelityExplainer().supports(model)
@@ -327,7 +333,7 @@ class StructuredExplainer(Explainer):
                                 "definitions": _definitions(model, feats),
                                 "blocks": [[model.features_[f].name for f in b] for b in s.blocks]}))
             exps.append(Explanation(target=target, target_text=target,
-                                    method=self.name, prediction=float(loc.prediction),
+                                    method=self.name, prediction=float(loc.prediction), prediction_kind="class",
                                     truth=float(model.problem_.labels[loc.index]), items=items, ordering="given",
                                     score_spec=self.score_spec))
         return self.finish(ExplanationSet(exps, method=self.name))
@@ -336,12 +342,16 @@ class StructuredExplainer(Explainer):
 EXPLAINERS: dict[str, Explainer] = {FIDELITY: FidelityExplainer(), STRUCTURED: StructuredExplainer()}
 
 
-def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | None = None) -> Run:
-    """Draw features, cross-validate the networks, explain the first `explain_rows` predictions."""
+def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | None = None,
+        estimator: DRMEstimator | None = None) -> Run:
+    """Draw features, cross-validate the networks (or reuse `estimator`, a cached fit of the same
+    model), explain the first `explain_rows` predictions through the explain driver."""
     t0 = time.perf_counter()
-    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.8))
+    est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.8), estimator)
     t1 = time.perf_counter()
-    exps = {name: e.explain(est, progress=scaled(progress, 0.8 + 0.1 * i, 0.9 + 0.1 * i))
+    preds = est.predict()
+    exps = {name: explain(est, e, dataset, progress=scaled(progress, 0.8 + 0.1 * i, 0.9 + 0.1 * i),
+                          predictions=preds)
             for i, (name, e) in enumerate(EXPLAINERS.items())}
     t2 = time.perf_counter()
     fid = exps[FIDELITY]
@@ -351,7 +361,7 @@ def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | 
         metrics["mean_fidelity"] = float(np.mean(tops))
         metrics["relevance_changes_choice"] = float(np.mean([bool(e.meta.get("relevance_changes_choice"))
                                                              for e in fid]))
-    return Run(method="drm", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+    return Run(method="drm", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
                explanations=exps, summary=est.feature_summary(), metrics=metrics,
                timings={**est.timings_, "explain": t2 - t1, "total": t2 - t0}, dataset=dataset.name, model=est,
                extras={"drm": est})
@@ -360,7 +370,7 @@ def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="drm", title="Deep relational machine", settings_type=DRMSettings, explainers=(FIDELITY, STRUCTURED),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/drm.py", icon=":material/hub:",
+    page="pages/drm.py", icon=":material/hub:", explainer_map=EXPLAINERS,
     paper="Srinivasan, Vig & Bain, Logical Explanations for Deep Relational Machines Using Relevance Information")
 
 __all__ = ["DRMEstimator", "DRMSettings", "EXPLAINERS", "FIDELITY", "SPEC", "STRUCTURED", "run", "target_predicate"]

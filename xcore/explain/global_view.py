@@ -15,7 +15,7 @@ import pandas as pd
 from xcore.explain.types import ExplanationSet
 
 GLOBAL_COLUMNS: tuple[str, ...] = ("group", "explanations", "top_k_share", "mean_abs_score", "mean_score",
-                                   "share_up", "explainable")
+                                   "share_up", "share_down", "explainable")
 
 
 _WEIGHT = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*:\s*")
@@ -29,21 +29,17 @@ def item_group(text: str, extras: dict) -> str:
 
 def global_importance(explanations: ExplanationSet, k: int = 5) -> pd.DataFrame:
     """One row per group, sorted by how often it is in the top `k`, then by mean |score|."""
-    from xcore.explain.direction import item_direction
-
-    signed = explanations.score_spec is not None and explanations.score_spec.signed
     rows = []
     for e_index, exp in enumerate(explanations):
-        spec_signed = signed or (exp.score_spec is not None and exp.score_spec.signed)
         for rank, it in enumerate(exp.items, start=1):
-            rows.append((e_index, rank, item_group(it.text, it.extras), it.score,
-                         item_direction(it, spec_signed), it.explainable))
+            rows.append((e_index, rank, item_group(it.text, it.extras), it.score, it.direction, it.explainable))
     if not rows:
         return pd.DataFrame(columns=list(GLOBAL_COLUMNS))
     f = pd.DataFrame(rows, columns=["exp", "rank", "group", "score", "direction", "explainable"])
     f["abs"] = f["score"].abs()
     f["top"] = f["rank"] <= k
     f["up"] = f["direction"] > 0
+    f["down"] = f["direction"] < 0
     n = max(len(explanations), 1)
     g = f.groupby("group", sort=False)
     out = pd.DataFrame({
@@ -53,6 +49,7 @@ def global_importance(explanations: ExplanationSet, k: int = 5) -> pd.DataFrame:
         "mean_abs_score": g["abs"].mean(),
         "mean_score": g["score"].mean(),
         "share_up": g["up"].mean(),
+        "share_down": g["down"].mean(),
         "explainable": g["explainable"].all(),
     }).reset_index()
     out = out.sort_values(["top_k_share", "mean_abs_score"], ascending=[False, False], kind="stable")

@@ -6,8 +6,14 @@ holds `ExplanationItem`s (ground rules, ground formulas, lifted rules, feature c
 sets, single features, words), each with a score, the atoms it involves and an `explainable` flag;
 a `ScoreSpec` says what the scores mean. Items are ranked by |score| (descending, ties keep their given order) unless
 the explanation is built with ``ordering="given"`` or ``ordering="score"``.
-Both types serialise to JSON and back exactly (format version 2; version 1 files are read too);
-malformed JSON raises `ExplanationError`.
+Every item says, as first-class fields set once by its explainer from the method's mathematics, which
+way it pushes the explained prediction (`direction`: +1 up, -1 down, 0 the score has no direction)
+and, where the method can say it, by how much (`effect`: the signed change of the prediction the item
+stands for). The explanation records the one prediction it explains (`prediction`, and what it is:
+`prediction_kind`). Every view renders these fields through `xcore.explain.render`.
+Both types serialise to JSON and back exactly (format version 3; versions 1 and 2 are read too, their
+items' directions derived once on reading from what those versions stored); malformed JSON raises
+`ExplanationError`.
 """
 
 from __future__ import annotations
@@ -41,11 +47,18 @@ ATOM_ROLES: tuple[str, ...] = ("body", "head")
 
 EXPLANATION_FORMAT = "xcore.explanation"
 EXPLANATION_SET_FORMAT = "xcore.explanation_set"
-FORMAT_VERSION = 2
-READABLE_VERSIONS: tuple[int, ...] = (1, 2)
+FORMAT_VERSION = 3
+READABLE_VERSIONS: tuple[int, ...] = (1, 2, 3)
+
+DIRECTIONS: tuple[int, ...] = (1, -1, 0)
+"""An item's direction: +1 pushes the explained prediction up, -1 down, 0 its score has no direction."""
+
+PREDICTION_KINDS: tuple[str, ...] = ("", "probability", "soft truth", "class", "score")
+"""What an explanation's prediction is: a probability, a soft truth value in [0, 1], a class (0/1 as
+the predicted class of a binary label), another score, or unknown ("", read from old files)."""
 
 ITEM_COLUMNS: tuple[str, ...] = (
-    "rank", "kind", "text", "natural", "score", "explainable",
+    "rank", "kind", "text", "natural", "score", "direction", "effect", "explainable",
     "atoms", "target_atom", "roles", "observed", "extras",
 )
 """Columns of `Explanation.to_frame` (before optional expanded extras)."""
@@ -130,6 +143,9 @@ class ExplanationItem:
     explained target (None if absent). For ground rules, `roles[i]` is "body" or "head" and
     `observed[i]` says whether atom i is observed evidence (True) or open/inferred (False).
     `extras` holds JSON-safe method-specific values (rule weight, coefficient, an interval, ...).
+    `direction` (+1 up, -1 down, 0 none) and `effect` (the signed change of the explained prediction
+    the item stands for, None where the method cannot say it) are set by the explainer; an effect's
+    sign must agree with a non-zero direction.
     """
 
     kind: ItemKind
@@ -142,6 +158,8 @@ class ExplanationItem:
     observed: list[bool] | None = None
     explainable: bool = True
     extras: dict[str, Any] = field(default_factory=dict)
+    direction: int = 0
+    effect: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ITEM_KINDS:
@@ -149,6 +167,15 @@ class ExplanationItem:
         self.text = _string(self.text, "item text")
         self.natural = _string(self.natural, "item natural-language text")
         self.score = _finite(self.score, f"score of item {self.text!r}")  # type: ignore[assignment]
+        if isinstance(self.direction, (bool, np.bool_)) or not isinstance(self.direction, (int, np.integer)) \
+                or int(self.direction) not in DIRECTIONS:
+            raise ExplanationError(f"direction of item {self.text!r} must be 1, -1 or 0, got {self.direction!r}")
+        self.direction = int(self.direction)
+        self.effect = _finite(self.effect, f"effect of item {self.text!r}", optional=True)
+        if self.effect is not None and self.effect != 0 and self.direction != 0 \
+                and (self.effect > 0) != (self.direction > 0):
+            raise ExplanationError(f"item {self.text!r}: effect {self.effect:+.3g} disagrees with its direction "
+                                   f"{self.direction:+d}")
         self.atoms = _string_list(self.atoms, f"atoms of item {self.text!r}")
         n = len(self.atoms)
         if self.target_index is not None:
@@ -195,7 +222,7 @@ class ExplanationItem:
         """Plain JSON data for this item (all fields, always)."""
         return {
             "kind": self.kind, "text": self.text, "natural": self.natural, "score": self.score,
-            "atoms": list(self.atoms), "target_index": self.target_index,
+            "direction": self.direction, "effect": self.effect, "atoms": list(self.atoms), "target_index": self.target_index,
             "roles": None if self.roles is None else list(self.roles),
             "observed": None if self.observed is None else list(self.observed),
             "explainable": self.explainable, "extras": json_safe(self.extras),
@@ -205,7 +232,8 @@ class ExplanationItem:
     def from_dict(cls, data: Any, where: str = "item") -> "ExplanationItem":
         """Rebuild an item from `to_dict` output; raises `ExplanationError` on unknown/missing keys."""
         data = _check_keys(data, where, required=("kind", "text", "natural", "score"),
-                           optional=("atoms", "target_index", "roles", "observed", "explainable", "extras"))
+                           optional=("direction", "effect", "atoms", "target_index", "roles", "observed",
+                                     "explainable", "extras"))
         if isinstance(data["kind"], str):
             data["kind"] = V1_KINDS.get(data["kind"], data["kind"])
         try:
@@ -248,6 +276,8 @@ def _items_frame(items: list[ExplanationItem], expand_extras: bool) -> pd.DataFr
         "text": pd.Series([it.text for it in items], dtype=object),
         "natural": pd.Series([it.natural for it in items], dtype=object),
         "score": np.array([it.score for it in items], dtype="float64"),
+        "direction": np.array([it.direction for it in items], dtype="int64"),
+        "effect": np.array([np.nan if it.effect is None else it.effect for it in items], dtype="float64"),
         "explainable": np.array([it.explainable for it in items], dtype=bool),
         "atoms": pd.Series([list(it.atoms) for it in items], dtype=object),
         "target_atom": pd.Series([it.target_atom for it in items], dtype=object),
@@ -323,28 +353,39 @@ class ScoreSpec:
     label: str
     measures: str
     signed: bool = False
+    """The score's sign is the item's direction (Shapley values, LIME/SHAP coefficients, forces)."""
     unit: str = ""
+    directed: bool = True
+    """Items carry a direction at all; False for scores such as fidelity, coverage or precision."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", _string(self.label, "score label"))
         object.__setattr__(self, "measures", _string(self.measures, "score meaning"))
         object.__setattr__(self, "signed", _bool(self.signed, "score signed flag"))
         object.__setattr__(self, "unit", _string(self.unit, "score unit"))
+        object.__setattr__(self, "directed", _bool(self.directed, "score directed flag"))
+        if self.signed and not self.directed:
+            raise ExplanationError(f"score {self.label!r}: a signed score gives its items a direction")
 
     def caption(self) -> str:
-        """One sentence for a chart caption: label, meaning, sign convention and unit."""
-        sign = ("Positive pushes the prediction up, negative pushes it down." if self.signed
-                else "Larger means more influence (the score itself has no direction; charts show an item's "
-                      "direction where the method gives one).")
+        """One sentence for a chart caption from this spec alone: label, meaning, how direction is shown, unit."""
+        if self.signed:
+            sign = "Its sign is the direction: positive pushes the prediction up, negative pushes it down."
+        elif self.directed:
+            sign = ("Larger means more influence; the score has no sign of its own, so each reason's direction "
+                    "(up or down) is shown by its colour and its words.")
+        else:
+            sign = "Larger means more influence; this score has no direction (it says neither up nor down)."
         unit = f" Unit: {self.unit}." if self.unit else ""
         return f"Score {self.label}: {self.measures} {sign}{unit}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "measures": self.measures, "signed": self.signed, "unit": self.unit}
+        return {"label": self.label, "measures": self.measures, "signed": self.signed, "unit": self.unit,
+                "directed": self.directed}
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "score spec") -> "ScoreSpec":
-        data = _check_keys(data, where, required=("label", "measures"), optional=("signed", "unit"))
+        data = _check_keys(data, where, required=("label", "measures"), optional=("signed", "unit", "directed"))
         return cls(**data)
 
 
@@ -455,9 +496,14 @@ class Explanation:
     ordering: Ordering = "abs_score"
     score_spec: ScoreSpec | None = None
     """What the item scores mean (None only for explanations read from version-1 JSON)."""
+    prediction_kind: str = ""
+    """What `prediction` is (one of `PREDICTION_KINDS`): the model's own prediction for the target."""
 
     def __post_init__(self) -> None:
         self.target = _string(self.target, "explanation target")
+        if self.prediction_kind not in PREDICTION_KINDS:
+            raise ExplanationError(f"prediction_kind of {self.target!r} must be one of "
+                                   f"{', '.join(repr(k) for k in PREDICTION_KINDS)}, got {self.prediction_kind!r}")
         if self.score_spec is not None and not isinstance(self.score_spec, ScoreSpec):
             raise ExplanationError(f"score_spec of {self.target!r} must be a ScoreSpec")
         self.target_text = _string(self.target_text, f"target_text of {self.target!r}")
@@ -514,7 +560,8 @@ class Explanation:
         return {
             "format": EXPLANATION_FORMAT, "version": FORMAT_VERSION,
             "target": self.target, "target_text": self.target_text, "method": self.method,
-            "prediction": self.prediction, "truth": self.truth, "ordering": self.ordering,
+            "prediction": self.prediction, "prediction_kind": self.prediction_kind, "truth": self.truth,
+            "ordering": self.ordering,
             "target_ref": None if self.target_ref is None else self.target_ref.to_dict(),
             "score_spec": None if self.score_spec is None else self.score_spec.to_dict(),
             "meta": json_safe(self.meta), "items": [it.to_dict() for it in self.items],
@@ -528,9 +575,10 @@ class Explanation:
     def from_dict(cls, data: Any, where: str = "explanation") -> "Explanation":
         """Rebuild from `to_dict` output, validating every field."""
         data = _check_keys(data, where, required=("format", "version", "target", "items"),
-                           optional=("target_text", "method", "prediction", "truth", "ordering", "meta",
-                                     "target_ref", "score_spec"),
+                           optional=("target_text", "method", "prediction", "prediction_kind", "truth", "ordering",
+                                     "meta", "target_ref", "score_spec"),
                            fmt=EXPLANATION_FORMAT)
+        version = data["version"]
         del data["format"], data["version"]
         data.pop("target_ref", None)  # derived from the target text
         if data.get("score_spec") is not None:
@@ -541,6 +589,10 @@ class Explanation:
         if not isinstance(raw_items, list):
             raise ExplanationError(f"{label}: items must be a JSON list")
         data["items"] = [ExplanationItem.from_dict(it, f"{label}, item {i}") for i, it in enumerate(raw_items)]
+        if version < 3:  # versions 1 and 2 had no direction field: derive it once from what they stored
+            signed = data.get("score_spec") is not None and data["score_spec"].signed
+            for it in data["items"]:
+                it.direction = legacy_direction(it, signed)
         try:
             return cls(**data)
         except ExplanationError as e:
@@ -550,6 +602,27 @@ class Explanation:
     def from_json(cls, text: str | bytes) -> "Explanation":
         """Parse and validate JSON written by `to_json`; raises `ExplanationError` if malformed."""
         return cls.from_dict(loads_strict(text, "explanation"))
+
+
+def _sign(value: Any) -> int:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return 0 if not math.isfinite(v) or v == 0 else (1 if v > 0 else -1)
+
+
+def legacy_direction(item: ExplanationItem, signed_score: bool) -> int:
+    """The direction of an item read from format version 1 or 2, which stored it only implicitly:
+    ``extras["direction"]`` or a ground rule's ``extras["force"]``, a formula's weight times the sign of
+    the target's literal, else the sign of a signed score. Used only when reading those versions."""
+    ex = item.extras
+    for key in ("direction", "force"):
+        if ex.get(key) is not None:
+            return _sign(ex[key])
+    if ex.get("weight") is not None and ex.get("sign") is not None:
+        return _sign(float(ex["weight"]) * float(ex["sign"]))
+    return _sign(item.score) if signed_score else 0
 
 
 def check_k(k: Any, allow_zero: bool = False) -> int:

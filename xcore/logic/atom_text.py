@@ -82,7 +82,8 @@ def ground_rule_texts(g: GroundRules, store: AtomStore, rows: np.ndarray) -> dic
         return s
 
     head_text = join(head, " or ") if head else pd.Series(np.full(n, "false", dtype=object))
-    nat = (join(body, " and ") + ", so " + head_text) if body else ("by default, " + head_text)
+    # the rule as it reads, never a claim about which way it pushes (xcore.explain.render adds that)
+    nat = ("if " + join(body, " and ") + ", then " + head_text) if body else ("always: " + head_text)
     ids = g.atom_ids[rows]
     observed = ~(np.append(store.is_target, False)[ids])  # missing atoms (-1) are closed-world evidence
     return {"text": g.texts(store, rows), "natural": nat.to_numpy(dtype=object), "atoms": atoms,

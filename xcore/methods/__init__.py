@@ -13,6 +13,7 @@ from xcore.errors import ConfigError, XcoreError, wrap_foreign
 from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
                                 prediction_frame)
 from xcore.methods.cache import RunCache
+from xcore.methods.driver import FITS, explain, validate, validate_run
 from xcore.methods.registry import REGISTRY, Registry
 from xcore.runtime import Progress
 
@@ -26,11 +27,15 @@ def run_key(method: str, dataset: RelationalDataset, settings: Settings) -> tupl
 
 
 def run_method(method: str, dataset: RelationalDataset, settings: Settings | None = None,
-               progress: Progress | None = None, cache: RunCache | None = RUNS) -> Run:
+               progress: Progress | None = None, cache: RunCache | None = RUNS,
+               fits: RunCache | None = FITS) -> Run:
     """Run a registered method on `dataset` (its default settings when None), through the run cache.
 
-    Every failure is an `XcoreError`: inapplicable data and bad settings say why, and a foreign
-    exception from a library is wrapped with the method named.
+    A run is keyed by (model key, explainer settings): when only explainer settings changed, the fitted
+    model is taken from `fits` and only the explanations are computed again. Every run's explanations
+    are validated by the explain driver against the run's predictions. Every failure is an
+    `XcoreError`: inapplicable data and bad settings say why, and a foreign exception from a library
+    is wrapped with the method named.
     """
     spec = REGISTRY[method]
     reason = spec.applicable(dataset)
@@ -44,7 +49,13 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
 
     def compute() -> Run:
         try:
-            run = spec.run(dataset, settings, progress)
+            fit_key = (method, dataset.fingerprint(), settings.model_key())
+            fitted = None if fits is None else fits.get(fit_key)  # type: ignore[arg-type]
+            run = spec.run(dataset, settings, progress, estimator=fitted) if fitted is not None \
+                else spec.run(dataset, settings, progress)
+            if fits is not None and fitted is None and run.model is not None:
+                fits.put(fit_key, run.model)  # type: ignore[arg-type]
+            validate_run(run, dict(spec.explainer_objects()))
             if progress is not None:
                 progress(1.0, "done")  # every method ends at 100%, whatever its last stage reported
             return run
@@ -56,5 +67,5 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
     return cache.get_or_run(run_key(method, dataset, settings), compute)
 
 
-__all__ = ["PREDICTION_COLUMNS", "REGISTRY", "RUNS", "Estimator", "Explainer", "MethodSpec", "Registry", "Run",
-           "RunCache", "Settings", "prediction_frame", "run_key", "run_method"]
+__all__ = ["FITS", "PREDICTION_COLUMNS", "REGISTRY", "RUNS", "Estimator", "Explainer", "MethodSpec", "Registry", "Run",
+           "RunCache", "Settings", "explain", "prediction_frame", "run_key", "run_method", "validate", "validate_run"]

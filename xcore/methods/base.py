@@ -89,6 +89,22 @@ class Settings(BaseModel):
     method_key: ClassVar[str] = ""
     """The registry key of the method these settings belong to."""
 
+    explainer_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields that only change how a fitted model is explained (not the model): `model_key` leaves
+    them out, so changing one re-explains a cached model instead of refitting it."""
+
+    def model_key(self) -> str:
+        """A stable content hash of the fields that decide the fitted model (every field but the
+        explainers' ones)."""
+        data = {k: v for k, v in self.to_dict().items() if k not in self.explainer_fields}
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(f"{type(self).__name__}|model|{text}".encode()).hexdigest()[:24]
+
+    def explainer_settings(self, fields: tuple[str, ...]) -> dict[str, Any]:
+        """The values of some explainer fields (an explainer's own settings), as plain JSON data."""
+        data = self.to_dict()
+        return {f: data[f] for f in fields if f in data}
+
     def estimator(self) -> "Estimator":
         """The estimator these settings describe (the registered method's estimator type, unfitted)."""
         from xcore.methods.registry import REGISTRY  # imports method packages by name, lazily
@@ -140,11 +156,36 @@ def prediction_frame(target: Any, prediction: Any, truth: Any = None, **extra: A
 
 # ---------------------------------------------------------------------- explainer
 class Explainer:
-    """An explanation algorithm for a fitted model: a stable `name`, a `score_spec`, `supports`, `explain`."""
+    """An explanation algorithm for a fitted model: a stable `name`, a `score_spec`, `supports`, `explain`.
+
+    `settings_fields` names the fields of the method's `Settings` that are this explainer's own
+    settings (defaults, bounds and help live there once); `prediction_column` is the column of the
+    model's predictions its explanations explain (None when it explains another model, such as the
+    bag-of-words classifier of LIME and SHAP). `measure` checks its items against the model by
+    intervention (`xcore.methods.verify`); None where the score is not an effect.
+    """
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     score_spec: ClassVar[ScoreSpec]
+    settings_fields: ClassVar[tuple[str, ...]] = ()
+    prediction_column: ClassVar[str | None] = "prediction"
+
+    def settings_of(self, settings: "Settings") -> dict[str, Any]:
+        """This explainer's own settings within a method's settings."""
+        return settings.explainer_settings(self.settings_fields)
+
+    def key(self, settings: "Settings") -> str:
+        """A stable content hash of this explainer and its own settings (with the model key, a run's
+        explanations are keyed by it)."""
+        text = json.dumps(self.settings_of(settings), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(f"{self.name}|{text}".encode()).hexdigest()[:24]
+
+    def measure(self, model: Any, data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> Any:
+        """The measured change of the prediction when each of the top-`k` items is taken away (the way
+        the method defines the item), as an array aligned with them; None: not directional."""
+        return None
 
     def supports(self, model: Any) -> str | None:
         """None if this explainer can explain `model`, else the reason it cannot."""
@@ -272,3 +313,9 @@ class MethodSpec:
     paper: str = ""
     estimator_type: type[Estimator] | None = None
     """Built by `Settings.estimator()` with the settings as its one parameter."""
+    explainer_map: Mapping[str, Explainer] = field(default_factory=dict)
+    """Registry name -> the explainer object (the method's `EXPLAINERS`)."""
+
+    def explainer_objects(self) -> Mapping[str, Explainer]:
+        """The method's explainers by registry name."""
+        return self.explainer_map

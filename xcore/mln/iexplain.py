@@ -48,7 +48,7 @@ from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.mln.coalitions import (INFERENCE_METHODS, Coalition, NetworkIndex, build_index, cluster_objects,
                                   cut_coalition, entry_lookup, random_coalition, sample_objects, solve_coalition)
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
-from xcore.mln.importance import FormulaTexts
+from xcore.mln.importance import FormulaTexts, formula_direction
 from xcore.mln.network import GroundMLN
 from xcore.runtime import Progress
 
@@ -314,6 +314,8 @@ class _CoalitionExplainer:
             ega = _weighted_mean(cat["expected_given_atom"][sel][est], wi[est])
             items.append(ExplanationItem(
                 kind="ground_formula", text=t["text"], natural=t["natural"], score=score if est.any() else 0.0,
+                direction=formula_direction(float(mln.weights[c]),
+                                            int(mln.entry_sign[entries[pos]]) if entries[pos] >= 0 else 0),
                 atoms=t["atoms"], target_index=int(hit[0]) if len(hit) else None, roles=t["roles"],
                 observed=t["observed"], explainable=all(explainable.get(p, True) for p in preds),
                 extras={"rule": t["rule"], "rule_index": int(mln.rule[c]), "clause": int(c),
@@ -330,16 +332,22 @@ class _CoalitionExplainer:
         in_coalitions = int(np.isfinite(self._marginals[:, q]).sum())
         return Explanation(
             target=target, target_text=pred.render(args), method=self.method,
-            prediction=self._prediction(q), truth=None if not np.isfinite(truth) else float(truth), items=items,
-            ordering="given",
+            prediction=self._model_prediction(q), prediction_kind="probability",
+            truth=None if not np.isfinite(truth) else float(truth), items=items, ordering="given",
             meta={"n_formulas": int(len(mln.entries_of(q))), "importance": "I(f,Q) = E_Q[n_f] - E[n_f]",
                   "aggregation": ("exact weighted footrule (assignment)" if self.aggregation == "exact_footrule"
                                   else "CEMC (weighted footrule)") + ", weights beta_i = 1 - z_i / sum(z)",
                   "coalitions_with_query": in_coalitions, "lists": len(parts),
-                  "prediction_source": "coalitions" if in_coalitions else
-                  ("full model (query in no coalition)" if self._prediction(q) is not None else "none"),
+                  "coalition_estimate": self._prediction(q),
                   "borrowed_lists": int(sum(bool((p["lender"] >= 0).any()) for _, p in parts)),
                   "cemc_objective": objective})
+
+    def _model_prediction(self, q: int) -> float | None:
+        """The model's own marginal of the query: the one prediction every explanation of it explains."""
+        res = getattr(self.model_, "result_", None)
+        if res is not None and len(res.marginals) == self.mln_.n_atoms:
+            return float(res.marginals[q])
+        return self._prediction(q)
 
     def _prediction(self, q: int) -> float | None:
         """beta-weighted mean marginal over the coalitions whose network holds the atom; else the

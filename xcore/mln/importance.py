@@ -124,6 +124,17 @@ class FormulaTexts:
                 "rule": g.rule.text("mln")}
 
 
+def formula_direction(weight: float, sign: int) -> int:
+    """Which way a ground formula pushes P(Q): sign(w_f) x the sign of Q's literal in it.
+
+    Exact, not a heuristic: with Q's literal positive, I(f, Q) = 1 - E[n_f] >= 0 at every weight, so
+    P(Q) rises monotonically in w_f and P(Q | w_f) - P(Q | 0) has the sign of w_f (a negative literal
+    flips it). I(f, Q) itself has the literal's sign whatever the weight: it says what *raising* the
+    weight would do, not which way the formula pushes at its weight.
+    """
+    return int(np.sign(float(weight)) * np.sign(int(sign)))
+
+
 def rank_by_importance(importance: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Order of formulas by |I(f, Q)| descending (non-estimable last); ties broken by |w_f I(f, Q)|,
     the formula's first-order effect on log P(Q), then by position.
@@ -163,7 +174,8 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
         estimable = bool(np.isfinite(r.importance))
         items.append(ExplanationItem(
             kind="ground_formula", text=t["text"], natural=t["natural"],
-            score=float(r.importance) if estimable else 0.0, atoms=t["atoms"],
+            score=float(r.importance) if estimable else 0.0, direction=formula_direction(r.weight, r.sign),
+            atoms=t["atoms"],
             target_index=int(hit[0]) if len(hit) else None, roles=t["roles"], observed=t["observed"],
             explainable=all(explainable.get(p, True) for p in preds),
             extras={"rule": t["rule"], "rule_index": int(r.rule), "clause": int(r.clause),
@@ -177,6 +189,6 @@ def explain_atom(mln: GroundMLN, result: Expectations, atom: int, *, method: str
     truth = store.truth[atom]
     return Explanation(
         target=target, target_text=pred.render(args), method=method,
-        prediction=float(np.asarray(result.marginals)[atom]),
+        prediction=float(np.asarray(result.marginals)[atom]), prediction_kind="probability",
         truth=None if not np.isfinite(truth) else float(truth), items=items,
         meta={"n_formulas": int(len(rows)), "importance": "I(f,Q) = E_Q[n_f] - E[n_f]"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Literal
 
+import numpy as np
 import pandas as pd
 from pydantic import Field
 
@@ -13,6 +14,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.methods.driver import explain, fitted_for
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
@@ -23,18 +25,19 @@ EXACT_LIMIT = 20
 """Exact enumeration handles up to this many query atoms; `inference="auto"` samples above it."""
 
 IMPORTANCE = "I(f, Q)"
-_IMPORTANCE_MEANING = ("E_Q[n_f] − E[n_f] = ∂ log P(Q | E) / ∂ w_f: how much raising the formula's weight raises "
-                       "the query's log-probability")
+_IMPORTANCE_MEANING = ("E_Q[n_f] − E[n_f] = ∂ log P(Q | E) / ∂ w_f: how much raising the formula's weight would raise "
+                       "the query's log-probability (its size ranks the formulas; which way a formula pushes the "
+                       "query at its weight is its weight's sign times the sign of the query's literal in it)")
 
 SCORES: dict[str, ScoreSpec] = {
-    "mln:m-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", on the whole ground network.", True,
+    "mln:m-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", on the whole ground network.", False,
                                "log-probability per unit weight"),
     "mln:i-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over coalitions of similar objects "
-                               "(ranked by weighted rank aggregation).", True, "log-probability per unit weight"),
-    "mln:r-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over random coalitions of the same "
-                               "sizes as I-Explain's.", True, "log-probability per unit weight"),
+                               "(ranked by weighted rank aggregation).", False, "log-probability per unit weight"),
+    "mln:r-explain": ScoreSpec(IMPORTANCE, _IMPORTANCE_MEANING + ", averaged over random coalitions of objects "
+                               "(ranked by weighted rank aggregation).", False, "log-probability per unit weight"),
     "lime": ScoreSpec("LIME coefficient", "the word's coefficient in a locally weighted linear model of the "
-                      "bag-of-words classifier's log-odds.", True, "log-odds"),
+                      "bag-of-words classifier's probability.", True, "probability"),
     "shap": ScoreSpec("SHAP value", "the word's Shapley value for the bag-of-words classifier's log-odds (exact "
                       "for the linear model).", True, "log-odds"),
 }
@@ -51,6 +54,8 @@ class MLNSettings(Settings):
     """Everything that decides a Markov-logic run: rules, weight learning, inference, explainers."""
 
     method_key: ClassVar[str] = "mln"
+    explainer_fields: ClassVar[frozenset[str]] = frozenset(
+        {"explainers", "C", "S", "T", "top_k", "lime_samples", "aggregation", "work"})
 
     target: str | None = None
     """The query predicate to explain (an open unary predicate); None picks one."""
@@ -179,6 +184,7 @@ class MLNEstimator(Estimator):
         self.check_fitted()
         items = [ExplanationItem(kind="rule", text=r.text("mln"), natural=r.text("mln"),
                                  score=float(r.weight if r.weight is not None and not r.is_hard else 0.0),
+                                 direction=int(np.sign(r.weight)) if r.weight is not None and not r.is_hard else 0,
                                  extras={"hard": bool(r.is_hard)})
                  for r in self.model_.rules]
         return Explanation(target="model", target_text="Markov logic network", method="mln", items=items,
@@ -192,6 +198,10 @@ class FormulaExplainer(Explainer):
         self.name = name  # type: ignore[misc]
         self.title = LEGACY[name]  # type: ignore[misc]
         self.score_spec = SCORES[name]  # type: ignore[misc]
+        # LIME and SHAP explain the bag-of-words classifier's probability, not the network's marginal
+        self.prediction_column = None if name in ("lime", "shap") else "prediction"  # type: ignore[misc]
+        self.settings_fields = {"mln:m-explain": ("top_k",), "lime": ("top_k", "lime_samples"),  # type: ignore[misc]
+                                "shap": ("top_k",)}.get(name, ("C", "S", "T", "top_k", "aggregation", "work"))
 
     def supports(self, model: object) -> str | None:
         if not isinstance(model, MLNEstimator):
@@ -226,10 +236,12 @@ class FormulaExplainer(Explainer):
 EXPLAINERS: dict[str, Explainer] = {name: FormulaExplainer(name) for name in LEGACY}
 
 
-def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | None = None) -> Run:
-    """Fit (learn, ground, infer), then explain every query with each chosen explainer that applies."""
+def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | None = None,
+        estimator: MLNEstimator | None = None) -> Run:
+    """Fit (learn, ground, infer) or reuse `estimator` (a cached fit of the same model), then explain
+    every query with each chosen explainer that applies (I- and R-Explain share their coalitions)."""
     t0 = time.perf_counter()
-    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.3))
+    est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.3), estimator)
     t1 = time.perf_counter()
     explanations: dict[str, ExplanationSet] = {}
     workflow: ExplainerRun | None = None
@@ -243,7 +255,7 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
             explanations[NAMES[label]] = EXPLAINERS[NAMES[label]].finish(exps)
         timings.update({f"explain.{NAMES[k]}": v for k, v in workflow.seconds.items()})
     elif "mln:m-explain" in settings.explainers:
-        explanations["mln:m-explain"] = EXPLAINERS["mln:m-explain"].explain(est, dataset)
+        explanations["mln:m-explain"] = explain(est, "mln:m-explain", dataset)
         timings["explain.mln:m-explain"] = time.perf_counter() - t1
     predictions = est.predict()
     from sklearn.metrics import accuracy_score, brier_score_loss
@@ -265,6 +277,6 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(LEGACY),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
-    page="pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator,
+    page="pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")

@@ -176,7 +176,8 @@ class BagOfWordsClassifier:
               "present": bool(present), "direction": int(np.sign(score))}
         ex.update(extras or {})
         return ExplanationItem(
-            kind=WORD_ITEM_KIND, text=text, natural=f"{w_nat}, so {lp.render([review])}", score=float(score),
+            kind=WORD_ITEM_KIND, text=text, natural=f"if {w_nat}, then {lp.render([review])}", score=float(score),
+            direction=int(np.sign(score)), effect=float(score),
             atoms=[w_atom, q_atom], target_index=1, roles=["body", "head"],
             observed=[True, str(review) in self.observed_],
             explainable=bool(wp.explainable and lp.explainable), extras=ex)
@@ -186,7 +187,8 @@ class BagOfWordsClassifier:
         """An `Explanation` of the label atom of `review` with the given items."""
         truth = self.labels_.get(str(review))
         return Explanation(target=self.target_atom(review), target_text=self.label_pred_.render([review]),
-                           method=method, prediction=float(prediction), truth=truth, items=items,
+                           method=method, prediction=float(prediction), prediction_kind="probability",
+                           truth=truth, items=items,
                            meta={"intercept": self.intercept_, "model": "bag_of_words_logistic", **meta})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,7 @@ from pydantic import Field
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
+from xcore.methods.driver import explain, fitted_for
 from xcore.methods.base import (
     Estimator,
     Explainer,
@@ -37,20 +38,20 @@ GCN_RULE_SCORE = ScoreSpec(
     label="fidelity to the GCN",
     measures="the share of held-out nodes on which the lifted rule (executed with DuckDB) agrees with the GCN's "
              "prediction; the rules were learned from the GCN's predictions, not from the truth.",
-    signed=False, unit="fraction")
+    signed=False, unit="fraction", directed=False)
 
 EDGE_SCORE = ScoreSpec(
     label="GNNExplainer edge mask",
     measures="the importance GNNExplainer (torch_geometric.explain) gives the edge for the GCN's prediction of "
              "this node (a learned soft mask in [0, 1]).",
-    signed=False, unit="mask value")
+    signed=False, unit="mask value", directed=False)
 
 RULE_SCORE = ScoreSpec(
     label="rule precision",
     measures="the share of the training queries the lifted rule fires for that are true, measured by "
              "executing the rule with DuckDB joins on the facts (not by the network); extras give its "
              "recall, support, cluster and whether it fires for this target.",
-    signed=False, unit="fraction")
+    signed=False, unit="fraction", directed=False)
 
 
 class NLILSettings(Settings):
@@ -87,6 +88,8 @@ class NLILSettings(Settings):
         return Config(statements=self.statements, path_length=self.path_length, depth=self.depth, width=self.width,
                       clusters=self.clusters, init=self.init, lam=self.lam, rounds=self.rounds, epochs=self.epochs,
                       lr=self.lr, n_jobs=self.n_jobs, seed=self.seed)
+
+    explainer_fields: ClassVar[frozenset[str]] = frozenset({"explainer_epochs", "compare_nodes", "explain_targets"})
 
     def estimator(self) -> NLILEstimator:
         return NLILEstimator(self)
@@ -306,6 +309,7 @@ class RuleExplainer(Explainer):
     name = RULES
     title = "Lifted rules per label (m-NLIL)"
     score_spec = RULE_SCORE
+    settings_fields = ("explain_targets",)
 
     def supports(self, model: object) -> str | None:
         if not isinstance(model, NLILEstimator):
@@ -345,6 +349,7 @@ class RuleExplainer(Explainer):
             text = f"{t}: rule of cluster {which[0]} fires" if len(which) else f"{t}: no rule fires"
             truth = rows.loc[t, "truth"]
             exps.append(Explanation(target=t, target_text=text, prediction=float(rows.loc[t, "prediction"]),
+                                    prediction_kind="probability",
                                     truth=None if pd.isna(truth) else float(truth), items=items))
         return self.finish(ExplanationSet(exps, method=self.name))
 
@@ -355,6 +360,7 @@ class GCNRuleExplainer(RuleExplainer):
     name = GCN_RULES
     title = "Rules explaining the GCN (m-NLIL)"
     score_spec = GCN_RULE_SCORE
+    prediction_column = "gcn"
 
     def supports(self, model: object) -> str | None:
         reason = super().supports(model)
@@ -370,7 +376,7 @@ class GCNRuleExplainer(RuleExplainer):
         exps = []
         for e in base:
             h = preds.loc[e.target, "head"]
-            items = [ExplanationItem(kind="rule", text=it.text, natural=it.natural,
+            items = [ExplanationItem(kind="rule", text=it.text, natural=it.natural, direction=it.direction,
                                      score=float(table.loc[(h, str(it.extras["cluster"])), "fidelity"]),
                                      extras={**it.extras, "precision": it.score}) for it in e.items]
             exps.append(Explanation(target=e.target, target_text=e.target_text,
@@ -384,6 +390,8 @@ class GNNExplainerExplainer(Explainer):
     name = GNNEXPLAINER
     title = "GNNExplainer (torch_geometric.explain)"
     score_spec = EDGE_SCORE
+    settings_fields = ("explainer_epochs", "compare_nodes")
+    prediction_column = "gcn"
 
     def __init__(self, k: int = 8) -> None:
         self.k = k
@@ -429,20 +437,22 @@ EXPLAINERS: dict[str, Explainer] = {RULES: RuleExplainer(), GCN_RULES: GCNRuleEx
                                     GNNEXPLAINER: GNNExplainerExplainer()}
 
 
-def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None) -> Run:
-    """Fit m-NLIL per head, predict the targets, explain the first `explain_targets` of them."""
+def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress | None = None,
+        estimator: NLILEstimator | None = None) -> Run:
+    """Fit m-NLIL per head (or reuse `estimator`, a cached fit of the same model), predict the targets,
+    explain the first `explain_targets` of them through the explain driver."""
     t0 = time.perf_counter()
     with one_thread():
-        est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.85))
+        est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.85), estimator)
         t1 = time.perf_counter()
         preds = est.predict()
         rules = est.rule_frame()
-        exps = {RULES: EXPLAINERS[RULES].explain(est, progress=scaled(progress, 0.85, 1.0))}
+        exps = {RULES: explain(est, RULES, dataset, progress=scaled(progress, 0.85, 1.0), predictions=preds)}
         metrics = est.metrics(rules, preds)
         comparison = None
         if settings.mode == "gcn":
-            exps[GCN_RULES] = EXPLAINERS[GCN_RULES].explain(est)
-            exps[GNNEXPLAINER] = EXPLAINERS[GNNEXPLAINER].explain(est)
+            exps[GCN_RULES] = explain(est, GCN_RULES, dataset, predictions=preds)
+            exps[GNNEXPLAINER] = explain(est, GNNEXPLAINER, dataset, predictions=preds)
             comparison = pd.concat([est.gcn_comparison(h) for h in est.labels_], ignore_index=True)
             known = preds.dropna(subset=["truth"])
             metrics["gcn_accuracy"] = float(((known["gcn"] >= 0.5) == (known["truth"] >= 0.5)).mean())
@@ -467,5 +477,5 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/nlil.py", icon=":material/hub:",
+    page="pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")

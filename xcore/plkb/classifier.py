@@ -355,14 +355,16 @@ class PLKBExplanation:
         for row in r.candidates.head(max_items).itertuples(index=False):
             feats = list(row.features)
             atoms = [f"{f}_{self.query[f]}" for f in feats]
+            lean = float(row.omega_mid) - 0.5  # a sub-query above the undecided 0.5 pushes towards POS
             items.append(ExplanationItem(
-                kind="feature_set", text=row.query, natural=row.query, score=float(row.omega_mid),
-                atoms=atoms, explainable=True,
-                extras={"omega_lo": float(row.omega_lo), "omega_hi": float(row.omega_hi),
+                kind="feature_set", text=row.query, natural=row.query, score=lean,
+                direction=int(np.sign(lean)), effect=lean, atoms=atoms, explainable=True,
+                extras={"omega_mid": float(row.omega_mid), "omega_lo": float(row.omega_lo),
+                        "omega_hi": float(row.omega_hi),
                         "size": int(row.size), "rank": int(row.rank)}))
         return Explanation(
             target=self.target, target_text=self.text(), method=f"plkb-decisive-k{r.k}",
-            prediction=float(r.full.mid), items=items, ordering="given",
+            prediction=float(r.full.mid), prediction_kind="probability", items=items, ordering="given",
             meta={"positive_class": str(self.positive_class), "prediction": str(self.prediction),
                   "search": r.method, "n_evaluated": r.n_evaluated,
                   "full_interval": [r.full.lo, r.full.hi]})

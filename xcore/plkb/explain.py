@@ -195,11 +195,13 @@ class ShapleyResult:
         from xcore.explain.types import Explanation, ExplanationItem
 
         items = [ExplanationItem(kind="feature_set", text=f"{n}={v}", natural=f"{n} = {v}", score=float(p),
+                                 direction=int(np.sign(p)), effect=float(p),
                                  atoms=[f"{n}_{v}"], extras={"se": float(s) if np.isfinite(s) else None})
                  for n, v, p, s in zip(self.names, self.values, self.phi, self.se)]
         return Explanation(
             target=target, target_text=f"Shapley values of the KB classifier for {target}",
             method=f"plkb-shapley-{self.method}", prediction=self.v_full if prediction is None else prediction,
+            prediction_kind="probability",
             items=items, meta={"v_empty": self.v_empty, "v_full": self.v_full,
                                "n_coalitions": self.n_coalitions, "n_permutations": self.n_permutations})
 

@@ -13,6 +13,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.methods.driver import explain, fitted_for
 from xcore.plkb.workflow import PLKBRun, PLKBSettings, identifier_columns, run_plkb, table_of
 from xcore.runtime import Progress, scaled
 
@@ -22,11 +23,12 @@ UNDECIDED_TOL = 1e-6
 SHAPLEY = "plkb:shapley"
 
 DECISIVE_SCORE = ScoreSpec(
-    label="ω(POS) midpoint",
-    measures="the midpoint of the LP's probability interval for POS when only this set of the row's "
-             "features is known; the first item is the k-feature set that decides the prediction most "
-             "firmly (furthest from 0.5 on the predicted side).",
-    signed=False, unit="probability")
+    label="ω(POS) midpoint − 0.5",
+    measures="how far this set of the row's features alone decides the prediction: the midpoint of the LP's "
+             "probability interval for POS when only these features are known, minus the undecided 0.5 "
+             "(±0.5: decides it outright; 0: decides nothing); the first item is the set that decides the "
+             "prediction most firmly on the predicted side.",
+    signed=True, unit="probability")
 
 SHAPLEY_SCORE = ScoreSpec(
     label="Shapley value φ",
@@ -36,7 +38,7 @@ SHAPLEY_SCORE = ScoreSpec(
 
 CLAUSE_SCORE = ScoreSpec(label="clause probability",
                          measures="the probability the knowledge base gives the clause.", signed=False,
-                         unit="probability")
+                         unit="probability", directed=False)
 
 
 def row_target(index: object) -> str:
@@ -117,7 +119,7 @@ class PLKBEstimator(Estimator):
         k = min(k or self.settings.k, len(columns))
         exp = self.classifier_.explain(row, k).to_explanation()
         iv = self.classifier_.predict_interval(row).iloc[0]
-        items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))}) for it in exp.items]
+        items = exp.items
         meta = {**exp.meta, **undecided_note(items, k), "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]),
                 "row": {str(c): values.get(str(c)) for c in columns}}
         return replace(exp, items=items, target="row what-if", prediction=float(iv["mid"]), meta=meta,
@@ -143,6 +145,27 @@ def undecided_note(items: list[ExplanationItem], k: int) -> dict[str, object]:
     return {}
 
 
+def decides(items: list[ExplanationItem]) -> bool:
+    """True when the best set's ω(POS) interval lies on one side of 0.5: those features alone decide."""
+    if not items:
+        return False
+    lo, hi = items[0].extras.get("omega_lo", 0.0), items[0].extras.get("omega_hi", 1.0)
+    return bool(lo >= 0.5 or hi <= 0.5) and not (lo <= UNDECIDED_TOL and hi >= 1.0 - UNDECIDED_TOL)
+
+
+def decisive_for_row(model: PLKBEstimator, x: pd.DataFrame, k: int) -> tuple[Explanation, int]:
+    """The row's decisive-feature explanation with k features, or (with `k_auto`) with the smallest k
+    from `k` up to `k_max` whose best set decides the prediction; returns it and the k used."""
+    s = model.settings
+    n = x.shape[1]
+    used = min(k, n)
+    exp = model.classifier_.explain(x, used).to_explanation()
+    while s.k_auto and not decides(exp.items) and used < min(s.k_max, n):
+        used += 1
+        exp = model.classifier_.explain(x, used).to_explanation()
+    return exp, used
+
+
 def _targets_of(model: PLKBEstimator, targets: list[str] | None) -> list[str]:
     if targets is not None:
         return list(targets)
@@ -156,6 +179,8 @@ class DecisiveExplainer(Explainer):
     name = DECISIVE
     title = "Decisive features"
     score_spec = DECISIVE_SCORE
+    settings_fields = ("k", "k_auto", "k_max", "explain_rows")
+    prediction_column = "mid"  # the ω(POS) midpoint behind the predicted class
 
     def __init__(self, k: int | None = None) -> None:
         self.k = k
@@ -174,12 +199,14 @@ class DecisiveExplainer(Explainer):
         exps = []
         for i, target in enumerate(wanted):  # one LP search per row: the unit of work is a row, not an atom
             x = model.row(target)
-            exp = model.classifier_.explain(x, min(k, x.shape[1])).to_explanation()
-            items = [replace(it, extras={**it.extras, "direction": float(np.sign(it.score - 0.5))})
-                     for it in exp.items]  # a sub-query above 0.5 pushes towards POS
-            meta = {**exp.meta, **undecided_note(items, k)}
+            exp, used = decisive_for_row(model, x, k)
+            items = exp.items
+            meta = {**exp.meta, "k": used, "k_asked": k, **undecided_note(items, used)}
+            if used > k and decides(items):
+                meta["note"] = f"No set of {k} features decides this row; the smallest that does has {used}."
             exps.append(replace(exp, items=items, meta=meta, target=target,
-                                target_text=f"{target}: {exp.target_text}"))
+                                target_text=f"{target}: {model.settings.label} predicted "
+                                            f"{exp.meta.get('prediction', '')}"))
             report((i + 1) / max(len(wanted), 1), f"decisive features of {target}")
         return self.finish(ExplanationSet(exps, method=self.name, meta={"k": k}))
 
@@ -190,6 +217,8 @@ class ShapleyExplainer(Explainer):
     name = SHAPLEY
     title = "Shapley values"
     score_spec = SHAPLEY_SCORE
+    settings_fields = ("explain_rows",)
+    prediction_column = "mid"
 
     def supports(self, model: object) -> str | None:
         return DecisiveExplainer().supports(model)
@@ -212,14 +241,17 @@ class ShapleyExplainer(Explainer):
 EXPLAINERS: dict[str, Explainer] = {DECISIVE: DecisiveExplainer(), SHAPLEY: ShapleyExplainer()}
 
 
-def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress | None = None) -> Run:
-    """Train on the seeded split, predict the test rows, explain the first `explain_rows` of them."""
+def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress | None = None,
+        estimator: PLKBEstimator | None = None) -> Run:
+    """Train on the seeded split (or reuse `estimator`, a cached fit of the same model), predict the
+    test rows, explain the first `explain_rows` of them through the explain driver."""
     t0 = time.perf_counter()
-    est = settings.estimator().fit(dataset, progress=scaled(progress, 0.0, 0.6))
+    est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.6), estimator)
     t1 = time.perf_counter()
-    exps = EXPLAINERS[DECISIVE].explain(est, progress=scaled(progress, 0.6, 1.0))
+    preds = est.predict()
+    exps = explain(est, EXPLAINERS[DECISIVE], dataset, progress=scaled(progress, 0.6, 1.0), predictions=preds)
     t2 = time.perf_counter()
-    return Run(method="plkb", settings=settings, fingerprint=dataset.fingerprint(), predictions=est.predict(),
+    return Run(method="plkb", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
                explanations={DECISIVE: exps}, summary=est.kb_summary(), metrics=est.run_.metrics(),
                timings={"fit": t1 - t0, "explain": t2 - t1}, dataset=dataset.name, model=est,
                extras={"plkb": est.run_})
@@ -228,5 +260,5 @@ def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress |
 SPEC = MethodSpec(
     key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY),
     run=run, applicable=applicable, default_settings=default_settings, sample="titanic_like",
-    estimator_type=PLKBEstimator, page="pages/plkb.py", icon=":material/table_chart:",
+    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, page="pages/plkb.py", icon=":material/table_chart:",
     paper="Fan, Liu & Henderson, Explainable AI for Classification using Probabilistic Logic Inference")

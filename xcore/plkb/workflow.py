@@ -27,6 +27,7 @@ class PLKBSettings(Settings):
     """Everything that decides a training run (frozen and validated; runs are cached by its key)."""
 
     method_key: ClassVar[str] = "plkb"
+    explainer_fields: ClassVar[frozenset[str]] = frozenset({"k", "k_auto", "k_max", "explain_rows"})
 
     label: str = Field(min_length=1)
     positive_class: str | None = None
@@ -44,7 +45,11 @@ class PLKBSettings(Settings):
     max_rows: int = Field(3000, ge=10)
     """Larger tables are subsampled (seeded) so training stays interactive."""
     k: int = Field(2, ge=1, le=12)
-    """Features in each decisive-feature explanation."""
+    """Features in each decisive-feature explanation (the smallest, with `k_auto`)."""
+    k_auto: bool = True
+    """Grow k per row, up to `k_max`, until a set of k features decides the row's prediction."""
+    k_max: int = Field(8, ge=1, le=12)
+    """The largest k `k_auto` tries."""
     explain_rows: int = Field(100, ge=0, le=100_000)
     """How many test rows the run explains up front (any other row is explained on demand)."""
 

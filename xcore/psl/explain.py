@@ -162,6 +162,7 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
     ground_row = frame["ground"].to_numpy()
     items = [ExplanationItem(
         kind="ground_rule", text=str(text[i]), natural=str(natural[i]), score=float(score[i]),
+        direction=int(np.sign(force[i])), effect=float(force[i]),
         atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]), roles=roles_of[int(rule_arr[i])],
         observed=[bool(o) for o in observed[i]], explainable=bool(expl[i]),
         extras={"rule": rule_text[int(rule_arr[i])], "rule_index": int(rule_arr[i]),
@@ -180,6 +181,6 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
     for c, lo, hi, tt, nt in zip(cols, bounds[0], bounds[1], target_text, natural_target):
         out.append(Explanation(
             target=str(tt), target_text=str(nt), method="psl_ground_rules",
-            prediction=float(y[c]), truth=None if not np.isfinite(truth[c]) else float(truth[c]),
+            prediction=float(y[c]), prediction_kind="soft truth", truth=None if not np.isfinite(truth[c]) else float(truth[c]),
             items=items[lo:hi], meta={"target_column": int(c)}))
     return out

@@ -13,6 +13,7 @@ from xcore.explain.metrics import mep_at_k
 from xcore.explain.global_view import item_group
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.methods.driver import fitted_for
 from xcore.psl.model import PSLModel
 from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, candidate_targets,
                                 run_esms)
@@ -23,12 +24,13 @@ GROUND_RULES = "esms:ground-rules"
 GROUND_RULE_SCORE = ScoreSpec(
     label="|w·∂φ/∂y|",
     measures="the force a ground rule exerts on the target at the MAP state: the rule's weight times the "
-             "gradient of its (squared) hinge with respect to the target's value.",
+             "gradient of its (squared) hinge with respect to the target's value (the effect column is the "
+             "signed force).",
     signed=False, unit="energy per unit of the target's value")
 
 RULE_WEIGHT_SCORE = ScoreSpec(
     label="weight", measures="the rule's learned weight (PPLL); larger weights cost more when violated.",
-    signed=False, unit="")
+    signed=False, unit="", directed=False)
 
 
 def rule_without_weight(text: str) -> str:
@@ -132,10 +134,12 @@ class GroundRuleExplainer(Explainer):
 EXPLAINERS: dict[str, Explainer] = {GROUND_RULES: GroundRuleExplainer()}
 
 
-def run(dataset: RelationalDataset, settings: ESMSSettings, progress: Progress | None = None) -> Run:
-    """Search, apply to the held-out split, explain every held-out prediction."""
+def run(dataset: RelationalDataset, settings: ESMSSettings, progress: Progress | None = None,
+        estimator: ESMSEstimator | None = None) -> Run:
+    """Search (or reuse `estimator`, a cached fit), apply to the held-out split, explain every held-out
+    prediction."""
     t0 = time.perf_counter()
-    est = settings.estimator().fit(dataset, progress=progress)
+    est = fitted_for(settings, dataset, progress, estimator)
     return _as_run(est, dataset.fingerprint(), dataset.name, {"fit": time.perf_counter() - t0})
 
 
@@ -174,5 +178,5 @@ def reinfer(run: Run, text: str) -> Run:
 SPEC = MethodSpec(
     key="esms", title="ESMS — explainable PSL", settings_type=ESMSSettings, explainers=(GROUND_RULES,),
     run=run, applicable=applicable, default_settings=default_settings, sample="lastfm_demo",
-    estimator_type=ESMSEstimator, page="pages/esms.py", icon=":material/account_tree:",
+    estimator_type=ESMSEstimator, explainer_map=EXPLAINERS, page="pages/esms.py", icon=":material/account_tree:",
     paper="Embar, Srinivasan & Getoor, Learning Explainable Templated Graphical Models (UAI 2022)")

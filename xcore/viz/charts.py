@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from xcore.explain.direction import DOWN, LABELS, UNKNOWN, UP, directions, signed_scores
+from xcore.explain.render import DOWN, LEGEND, NONE, UP, bar_values, directions, hover_lines
 from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, hover, styled, truncate
@@ -39,10 +39,10 @@ def ranked_bar_figure(explanation: Explanation, k: int = 10, label_width: int = 
     label_score = explanation.score_spec.label if explanation.score_spec is not None else "score"
     if colour_by == "direction":
         d = directions(explanation, k)
-        x = signed_scores(explanation, k)
-        groups = [(LABELS[v], [i for i in range(len(items)) if d[i] == v], theme.direction_colour(v))
-                  for v in (UP, DOWN, UNKNOWN)]
-        x_title = f"{label_score} (signed by direction)" if (d != UNKNOWN).any() else label_score
+        x = bar_values(explanation, k)
+        groups = [(LEGEND[v], [i for i in range(len(items)) if d[i] == v], theme.direction_colour(v))
+                  for v in (UP, DOWN, NONE)]
+        x_title = f"{label_score} (signed by direction)" if (d != NONE).any() else label_score
     else:
         x = np.array([it.score for it in items])
         groups = [(name, [i for i, it in enumerate(items) if it.explainable is flag], theme.explainable_colour(flag))
@@ -57,10 +57,7 @@ def ranked_bar_figure(explanation: Explanation, k: int = 10, label_width: int = 
             x=[float(x[i]) for i in idx], y=[labels[i] for i in idx], orientation="h", name=name,
             marker=dict(color=colour, pattern=dict(shape=hatch) if hatch else None), hoverinfo="text",
             customdata=[items[i].text for i in idx],
-            hovertext=[hover(f"#{i + 1} {items[i].kind}, {label_score} {fmt(items[i].score)}"
-                             + ("" if items[i].explainable else " (not explainable)"), items[i].text,
-                             items[i].natural, *[f"{key}: {fmt(v)}" for key, v in items[i].extras.items()])
-                       for i in idx]))
+            hovertext=[hover(f"#{i + 1}", *hover_lines(items[i], explanation.score_spec)) for i in idx]))
     fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed", automargin=True)
     fig.update_xaxes(title_text=x_title, zeroline=True, zerolinecolor=theme.OUTLINE)
     fig.update_layout(barmode="overlay", height=140 + 28 * len(items), margin=dict(l=10, r=10, t=50, b=40),

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from xcore.explain.types import Explanation
 from xcore.viz import theme
+from xcore.explain.render import hover_lines
 from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
 from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM
 from xcore.viz.ring_layout import RingLayout, ring_layout
@@ -42,8 +43,10 @@ def explanation_graph(explanation: Explanation, k: int | None = None, head_atoms
     for rank, item in enumerate(items, start=1):
         inode = ("item", rank)
         g.add_node(inode, kind="item", rank=rank, item_kind=item.kind, text=item.text, natural=item.natural,
-                   score=item.score, explainable=item.explainable, extras=dict(item.extras))
-        edge = dict(score=item.score, weight=abs(item.score), rank=rank, explainable=item.explainable)
+                   score=item.score, direction=item.direction, explainable=item.explainable,
+                   extras=dict(item.extras), hover=hover_lines(item, explanation.score_spec))
+        edge = dict(score=item.score, weight=abs(item.score), rank=rank, explainable=item.explainable,
+                    direction=item.direction)
         g.add_edge(inode, tnode, **edge)
         for i, atom in enumerate(item.atoms):
             if i == item.target_index or atom == explanation.target:
@@ -141,9 +144,8 @@ def _node_trace(g: nx.Graph, lay: RingLayout, nodes: list, name: str, colour: st
 
 
 def _item_hover(d: dict) -> str:
-    extras = [f"{k}: {fmt(v)}" for k, v in d["extras"].items()]
-    flag = "explainable" if d["explainable"] else "not explainable"
-    return hover(f"#{d['rank']} {d['item_kind']} (score {fmt(d['score'])}, {flag})", d["text"], d["natural"], *extras)
+    """Method-neutral hover of an item node (`xcore.explain.render.hover_lines`: no kind, no extras)."""
+    return hover(f"#{d['rank']}", *d["hover"])
 
 
 def _atom_hover(d: dict) -> str:
@@ -157,8 +159,8 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
                              title: str | None = None, width: float = DESIGN_WIDTH) -> go.Figure:
     """Plotly network of `explanation_graph`: one edge trace per item, then node traces.
 
-    Edge traces (named ``item <rank>``) are coloured by the item's explainable flag with width
-    linear in |score|. Node traces, in order and only when non-empty: "observed atoms",
+    Edge traces (named ``item <rank>``) are coloured by the item's direction (up, down, none; dotted
+    when the item is not explainable) with width linear in |score|. Node traces, in order and only when non-empty: "observed atoms",
     "open atoms", "atoms" (status unknown), "explainable items", "non-explainable items", "target".
     Hover text shows each item's canonical and natural-language text. Laid out in pixels by
     `ring_layout` for a figure `width` px wide (labels wrapped to fit, none overlapping; the height
@@ -189,7 +191,8 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
         xs, ys = _segments(pos, [(n, m) for m in g.neighbors(n)])
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="lines", name=f"item {d['rank']}", showlegend=False, hoverinfo="skip",
-            opacity=0.7, line=dict(color=theme.explainable_colour(d["explainable"]),
+            opacity=0.7, line=dict(color=theme.direction_colour(d["direction"]),
+                                   dash="solid" if d["explainable"] else "dot",
                                    width=edge_width(abs(d["score"]), max_abs))))
     for name, nodes, colour in groups:
         if nodes:

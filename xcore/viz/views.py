@@ -71,8 +71,9 @@ def waterfall_figure(exp: Explanation, k: int = MAX_WATERFALL_STEPS, label_width
 def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, label_width: int = 60,
                              title: str | None = None) -> go.Figure:
     """Bars of how often each rule / clause is among the top-`k` reasons (from `global_importance`),
-    coloured by the share of its items that push predictions up; hover gives mean |score|."""
-    need = {"group", "top_k_share", "mean_abs_score", "share_up", "explanations"}
+    coloured by the direction most of its items push predictions (grey when mixed or undirected: the
+    items' `direction` field decides, never the score's sign); hover gives mean |score|."""
+    need = {"group", "top_k_share", "mean_abs_score", "share_up", "share_down", "explanations"}
     if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
         raise FigureInputError(f"global_importance_figure needs a frame with columns {sorted(need)}")
     title = title if title is not None else f"Which reasons explain most predictions (share in the top {k})"
@@ -80,18 +81,26 @@ def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, lab
         return empty_figure("no explanation items in this run", title)
     part = frame.head(top)
     labels = [f"{i}. {truncate(str(g), label_width)}" for i, g in enumerate(part["group"], start=1)]
-    colours = [theme.UP if u > 0.5 else theme.DOWN if u < 0.5 else theme.UNKNOWN for u in part["share_up"]]
+    colours = [theme.UP if u > 0.5 else theme.DOWN if d > 0.5 else theme.UNKNOWN
+               for u, d in zip(part["share_up"], part["share_down"])]
     fig = go.Figure(go.Bar(
         x=part["top_k_share"].tolist(), y=labels, orientation="h", marker=dict(color=colours), name="share",
         hovertext=[f"{g}<br>in the top {k} of {fmt(s * 100)}% of explanations; appears in {n:,}; "
-                   f"mean |score| {fmt(m)}; pushes up in {fmt(u * 100)}% of its items"
-                   for g, s, n, m, u in zip(part["group"], part["top_k_share"], part["explanations"],
-                                            part["mean_abs_score"], part["share_up"])],
+                   f"mean |score| {fmt(m)}; " + _direction_share(u, d)
+                   for g, s, n, m, u, d in zip(part["group"], part["top_k_share"], part["explanations"],
+                                               part["mean_abs_score"], part["share_up"], part["share_down"])],
         hoverinfo="text"))
     fig.update_yaxes(categoryorder="array", categoryarray=labels, autorange="reversed", automargin=True)
     fig.update_xaxes(title_text=f"share of explanations with it in the top {k}", range=[0, 1])
     fig.update_layout(height=140 + 28 * len(labels), showlegend=False)
     return styled(fig, title)
+
+
+def _direction_share(up: float, down: float) -> str:
+    """How a group's items push predictions, in words (no direction when none of them has one)."""
+    if up == 0 and down == 0:
+        return "no direction (the score says neither up nor down)"
+    return f"pushes up in {fmt(up * 100)}% and down in {fmt(down * 100)}% of its items"
 
 
 # ---------------------------------------------------------------------- model quality

@@ -99,11 +99,11 @@ def test_frame_ranking_and_explanation_items():
         assert it.explainable == (not it.extras["rule"].startswith(("0.7: stress", "0.5: ~smokes")))
         if it.extras["rule"].startswith("2.0: friend"):
             a, b = it.atoms[0][len("friend("):-1].split(", ")
-            assert it.natural == f"{a} is friends with {b} and {a} smokes, so {b} smokes"
+            assert it.natural == f"if {a} is friends with {b} and {a} smokes, then {b} smokes"
             assert it.roles == ["body", "body", "head"]
             assert it.observed == [True, a in ("p0", "p1", "p2", "p3"), b in ("p0", "p1", "p2", "p3")]
         if it.extras["rule"].startswith("0.5: ~smokes"):
-            assert it.natural == "by default, not (p4 smokes)"
+            assert it.natural == "always: not (p4 smokes)"
     one = m.explain("smokes(p4, t)", top_k=2)
     assert [i.text for i in one.items] == [i.text for i in e.items[:2]]
     assert one.to_json() and type(one).from_json(one.to_json()).items == one.items

@@ -100,7 +100,7 @@ def test_explain_ranks_formulas_containing_the_atom(fs_model):
     # the smokes(chris) => cancer(chris) formula: positive literal, so I = 1 - E[n_f] > 0
     top = [it for it in e.items if it.text == "smokes(chris) -> cancer(chris)"]
     assert len(top) == 1 and top[0].score == pytest.approx(1 - top[0].extras["expected"])
-    assert "chris smokes, so chris has cancer" == top[0].natural
+    assert "if chris smokes, then chris has cancer" == top[0].natural
 
 
 def test_explain_all_and_errors(fs_model):
