@@ -135,11 +135,13 @@ def plotly_figure_json(text: str) -> str:
 
 
 class Reason(StudyModel):
-    """One reason of a rendered explanation: its words, score and whether it is relational."""
+    """One reason as participants see it: its words, its strength relative to the strongest reason shown
+    (0..1), whether it is relational, and which way it pushes the prediction (+1, -1, 0 not given)."""
 
     natural: str
     score: float
     relational: bool
+    direction: Literal[-1, 0, 1] = 0
 
 
 class RenderedExplanation(StudyModel):
