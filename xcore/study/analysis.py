@@ -71,6 +71,9 @@ def difference_ci(x: np.ndarray, y: np.ndarray, paired: bool, level: float = 0.9
         d = x - y
         lo, hi = mean_ci(d, level)
         return float(d.mean()), lo, hi
+    if x.size < 2 or y.size < 2 or (x.var() == 0 and y.var() == 0):
+        d = float(x.mean() - y.mean()) if x.size and y.size else float("nan")
+        return d, (d if x.size > 1 and y.size > 1 else float("nan")), (d if x.size > 1 and y.size > 1 else float("nan"))
     res = stats.ttest_ind(x, y, equal_var=False)
     ci = res.confidence_interval(level)
     return float(x.mean() - y.mean()), float(ci.low), float(ci.high)
