@@ -72,3 +72,16 @@ def test_study_serve_runs_the_participant_only_app(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "xcore.cli", "study", "links", "--study", "nope", "--db",
                           str(tmp_path / "x.sqlite")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "no study 'nope'" in bad.stderr
+
+
+def test_a_short_researcher_key_stops_the_dashboard_at_start(monkeypatch, capsys):
+    """`xcore app` refuses to start with a researcher key under 16 characters (issue 25, item 9)."""
+    from xcore import cli
+
+    started = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda *a, **k: started.append(a) or 0)
+    monkeypatch.setenv("XCORE_RESEARCHER_KEY", "short")
+    assert cli.main(["app", "--headless"]) == 2
+    assert "at least 16" in capsys.readouterr().err and not started
+    monkeypatch.setenv("XCORE_RESEARCHER_KEY", "a long enough researcher key")
+    assert cli.main(["app", "--headless"]) == 0 and len(started) == 1
