@@ -185,6 +185,31 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
                          column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
 
 
+def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
+    """Check the run's explanations against its model by intervention (`xcore.methods.verify`): each of
+    the top-k items of every explained prediction is taken away and the prediction re-inferred."""
+    from xcore.methods.verify import verify_run
+
+    st.caption("Each reason is a claim about the model. Verification takes each of the top-k reasons away the "
+               "way the method defines it (removes the ground rule, sets the formula's weight to 0, masks the "
+               "features or the word), infers again, and checks that the prediction moves the way the reason "
+               "says. Scores with no direction (fidelity, coverage, precision) are listed as not directional.")
+    k = int(st.number_input("Reasons checked per prediction (k)", 1, 20, 3, key=f"{key}_k"))
+    if not st.button("Verify by intervention", key=f"{key}_go") and ("verify", (k,)) not in \
+            run.extras.get("derived", {}):
+        return
+    result = derived(run, "verify", (k,), lambda: verify_run(run, dataset, k=k), "verifying the explanations")
+    if result is None:
+        return
+    (st.success if result.ok else st.error)(
+        "Every directed reason moved its prediction the way it says." if result.ok else
+        f"{int((result.items['verdict'] == 'opposite').sum())} reason(s) moved the prediction against their "
+        "stated direction: see the rows marked opposite.")
+    st.dataframe(result.summary, hide_index=True, width="stretch", key=f"{key}_summary")
+    st.dataframe(result.items, hide_index=True, width="stretch", key=f"{key}_items",
+                 column_config={"text": st.column_config.TextColumn(width="large")})
+
+
 def quality_panel(run: Run, key: str, positive: str | None = None) -> None:
     """How good the model is: the figures that fit its predictions, with the run's metrics."""
     metrics_row(run.metrics)

@@ -9,7 +9,7 @@ import plotly.express as px
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, global_panel, metrics_row,
+from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, metrics_row,
                               quality_panel, predictions_browser,
                               run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
@@ -180,7 +180,7 @@ if run is not None:
                f"(accuracy of out-of-fold predictions); fidelity and relevance over the first "
                f"{len(run.explanations['drm:fidelity'])} explained predictions.")
     tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Features", "Network",
-                    "Downloads"])
+                    "Downloads", "Verify"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="drm_pred")
         if target is not None:
@@ -197,3 +197,5 @@ if run is not None:
         run_downloads(run, key="drm_dl")
         st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in run.model.features_),
                            "drm_features.pl", key="drm_dl_feats")
+    with tabs[-1]:
+        verify_panel(run, ds, key="drm_verify")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
+from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, remember_run, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
@@ -164,7 +164,7 @@ stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
     tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Search", "γ sweep",
-                    "Stability", "Downloads"])
+                    "Stability", "Downloads", "Verify"])
     with tabs[0]:
         metrics_row(run.metrics, ["mse", "mae", "mep@1", "mep@2", "mep@3"])
         target = predictions_browser(run.predictions, key="esms_pred")
@@ -186,3 +186,5 @@ if run is not None:
         run_downloads(run, key="esms_dl")
         st.download_button("Model (PSL rules)", run.extras["esms"].model.to_text(), "esms_model.psl",
                            key="esms_dl_model")
+    with tabs[-1]:
+        verify_panel(run, ds, key="esms_verify")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import get_dataset, guarded
-from pages.components import (applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
+from xcore.explain.render import prediction_text
+from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
@@ -94,13 +95,10 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
         st.info(f"{LEGACY[name]} has no explanation of {target}.")
         return
     exp = exps[target]
-    marginal = run.predictions.set_index("target")["prediction"].get(target)
-    if exp.prediction is None:
-        pred = ""
-    elif marginal is not None and abs(exp.prediction - float(marginal)) > 1e-9:
-        pred = f" — coalition estimate {exp.prediction:.3f} (full-network marginal {float(marginal):.3f})"
-    else:
-        pred = f" — prediction {exp.prediction:.3f}"
+    pred = "" if exp.prediction is None else f" — predicted {prediction_text(exp)}"
+    coalition = exp.meta.get("coalition_estimate")
+    if isinstance(coalition, (int, float)):  # I-/R-Explain only: the explained prediction stays the model's
+        pred += f" (its coalitions estimate {float(coalition):.3f})"
     st.markdown(f"**{LEGACY[name]}**{pred}")
     meta, seconds = exps.meta, run.timings.get(f"explain.{name}")
     work = []
@@ -120,7 +118,7 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
         work.append(f"{meta['queries_in_no_coalition']} queries in no coalition (full-model prediction)")
     if work:
         st.caption(" · ".join(work))
-    if exp.meta.get("prediction_source", "").startswith("full model"):
+    if exp.meta.get("coalitions_with_query") == 0:
         st.warning("This query was in no coalition: its prediction is the full model's marginal and its "
                    "formulas are borrowed from similar queries.")
     if exp.score_spec is not None:
@@ -277,7 +275,7 @@ if run is not None:
     metrics_row(run.metrics)
     st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
     tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Coalitions", "Evaluation",
-                    "Downloads"])
+                    "Downloads", "Verify"])
     with tabs[0]:
         explanations_tab(run)
     with tabs[1]:
@@ -292,3 +290,5 @@ if run is not None:
         evaluation_tab(ds, run, annotation)
     with tabs[6]:
         run_downloads(run, key="mln_dl")
+    with tabs[-1]:
+        verify_panel(run, ds, key="mln_verify")

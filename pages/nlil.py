@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (
+from pages.components import (verify_panel, 
     applicability_gate,
     global_panel,
     quality_panel,
@@ -184,7 +184,7 @@ stale_notice(METHOD, ds, settings, run)
 if run is not None:
     metrics_row(run.metrics, ["precision", "recall", "accuracy", "rules", "clusters_collapsed"])
     tabs = st.tabs(["Rules", "Predictions & explanations", "Global view", "Model quality", "Training",
-                    "GCN explainer", "Downloads"])
+                    "GCN explainer", "Downloads", "Verify"])
     with tabs[0]:
         show_rules(run)
     with tabs[1]:
@@ -201,3 +201,5 @@ if run is not None:
         show_gcn(run)
     with tabs[6]:
         run_downloads(run, key="nlil_dl")
+    with tabs[-1]:
+        verify_panel(run, ds, key="nlil_verify")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
+from pages.components import (verify_panel, PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
 from xcore.methods import Run
@@ -217,7 +217,7 @@ stale_notice(METHOD, ds, settings, run)
 if run is not None:
     metrics_row(run.metrics, ["accuracy", "f1", "precision", "recall", "roc_auc"])
     tabs = st.tabs(["Predictions & explanations", "What-if", "Global view", "Model quality", "Knowledge base",
-                    "Experiments", "Downloads"])
+                    "Experiments", "Downloads", "Verify"])
     with tabs[0]:
         target = predictions_browser(run.predictions, key="plkb_pred")
         if target is not None:
@@ -240,3 +240,5 @@ if run is not None:
     with tabs[6]:
         run_downloads(run, key="plkb_dl")
         st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
+    with tabs[-1]:
+        verify_panel(run, ds, key="plkb_verify")

@@ -22,6 +22,8 @@ from typing import Any, Callable, Sequence, TextIO
 from xcore.errors import ConfigError, DataError, XcoreError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_DISAGREE = 1
+"""`xcore verify`: some explanation item moved its prediction against its stated direction."""
 OUTPUT_FILES = ("run.json", "predictions.csv", "explanations.json", "metrics.json", "report.html")
 NONE_WORDS = {"", "none", "null", "~"}
 
@@ -284,21 +286,61 @@ def _pick_explanation(run: Any, target: str, explainer: str | None) -> tuple[str
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     import pandas as pd
 
+    from xcore.explain.render import item_table
     from xcore.explain.text import explanation_text
 
     _at_least(args.k, 1, "-k")
-    run = read_run(args.run)
+    run = read_run(_bundle_path(args.run))
     name, exp = _pick_explanation(run, args.target, args.explainer)
     out.write(f"{exp.target} — {name}\n")
     if exp.score_spec is not None:
         out.write(f"{exp.score_spec.caption()}\n")
     out.write("\n")
     if exp.items:
-        table = exp.to_frame()[["rank", "score", "text", "natural"]].head(args.k)
+        table = item_table(exp, args.k)[["rank", "score", "direction", "effect", "reason"]]
         with pd.option_context("display.max_colwidth", 80, "display.width", 200):
             out.write(table.to_string(index=False) + "\n\n")
     out.write(explanation_text(exp, k=min(3, args.k)) + "\n")
     return EXIT_OK
+
+
+def _bundle_path(path: str) -> str:
+    """A run bundle file given as itself or as the folder `xcore run` wrote (its run.json)."""
+    p = Path(path)
+    return str(p / "run.json") if p.is_dir() else path
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    """Check every explanation of a run against its model by intervention; exit 1 when any item moved
+    the prediction against its stated direction."""
+    from xcore.data.samples import list_samples, load_sample
+    from xcore.methods.verify import rebuild_run, verify_run
+
+    _at_least(args.k, 1, "-k")
+    bundle = read_run(_bundle_path(args.run))
+    progress = StderrProgress(quiet=args.quiet)
+    if args.data:
+        data = load_data(args.data, fmt=args.format, label=args.label)
+    elif bundle.dataset in {s.name for s in list_samples()}:
+        data = load_sample(bundle.dataset)
+    else:
+        raise ConfigError(f"the bundle's data {bundle.dataset!r} is not a bundled sample: give it with --data",
+                          field="--data")
+    run, notes = rebuild_run(bundle, data, progress=progress)
+    for note in notes:
+        progress.note(note)
+    t0 = time.perf_counter()
+    result = verify_run(run, data, targets=args.targets, k=args.k, explanations=bundle.explanations,
+                        explainers=[args.explainer] if args.explainer else None, progress=progress)
+    progress.done()
+    out.write(result.table() + "\n")
+    bad = result.items[result.items["verdict"] == "opposite"]
+    for r in bad.head(10).itertuples(index=False):
+        out.write(f"against its direction: {r.explainer} {r.target} #{r.rank} {r.text[:70]} "
+                  f"(says {r.direction:+d}, measured {r.measured_change:+.3g})\n")
+    out.write(f"verified in {time.perf_counter() - t0:.1f}s: "
+              f"{'every directed item agrees' if result.ok else f'{len(bad)} item(s) disagree'}\n")
+    return EXIT_OK if result.ok else EXIT_DISAGREE
 
 
 def cmd_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -397,6 +439,18 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--explainer", help="explainer registry name (default: the first that explains the target)")
     s.add_argument("-k", type=int, default=10, help="items shown (default 10)")
     s.set_defaults(func=cmd_explain)
+
+    s = sub.add_parser("verify", help="check a run's explanations against its model by intervention "
+                                      "(exit 0: every directed item agrees, 1: some disagree, 2: bad input)")
+    s.add_argument("run", metavar="RUN_DIR|RUN.json", help="the folder `xcore run` wrote, or its run.json")
+    s.add_argument("--data", help="the run's data (default: the bundled sample the run names)")
+    s.add_argument("--format", default="auto", help="data format (default: detect)")
+    s.add_argument("--label", help="label column of a tabular CSV")
+    s.add_argument("--targets", nargs="+", metavar="TARGET", help="only these predictions (default: all)")
+    s.add_argument("--explainer", help="only this explainer (registry name)")
+    s.add_argument("-k", type=int, default=5, help="top items checked per prediction (default 5)")
+    s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("report", help="rebuild the HTML report of a run bundle")
     s.add_argument("run", metavar="RUN.json")

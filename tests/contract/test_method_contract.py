@@ -197,3 +197,122 @@ def test_foreign_errors_are_wrapped(monkeypatch):
     with pytest.raises(XcoreError, match="ZeroDivisionError") as info:
         run_method("plkb", ds, settings, cache=None)
     assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+# ---------------------------------------------------------------------- one claim in every view (issue 32)
+def _views_of(exp, name):
+    """Every rendering of one explanation: bar traces, the item table, text, report card, study screen."""
+    from xcore.explain.render import item_table
+    from xcore.explain.text import explanation_text
+    from xcore.report import card_body
+    from xcore.study.build import render
+    from xcore.viz import ranked_bar_figure
+
+    return (ranked_bar_figure(exp, k=5), item_table(exp, 5), explanation_text(exp, k=5),
+            card_body(exp, k=5), render(exp, k=5).text)
+
+
+def test_every_view_states_the_items_own_direction(fitted):
+    from xcore.explain.render import LEGEND, direction_phrase
+
+    key, ds, settings, run = fitted
+    for name, exps in run.explanations.items():
+        for exp in list(exps)[:3]:
+            if not exp.items:
+                continue
+            bars, table, text, card, study = _views_of(exp, name)
+            top = exp.top(5)
+            by_trace = {label: list(t.y) for t in bars.data for label in [t.name]}
+            for rank, it in enumerate(top, start=1):
+                label = LEGEND[it.direction]
+                assert any(y.startswith(f"{rank}.") for y in by_trace.get(label, [])), (name, rank, label)
+                assert table.loc[rank - 1, "direction"] == label
+            for words in (text, study):
+                lines = [ln for ln in words.splitlines() if ln[:2].rstrip(".").isdigit()]
+                for line, it in zip(lines, [i for i in top if i.score != 0 or i.direction != 0]):
+                    phrase = direction_phrase(it.direction)
+                    if phrase:
+                        assert phrase in line, (name, line)
+                    other = direction_phrase(-it.direction) if it.direction else "pushes it"
+                    assert other not in line, (name, line)
+            assert "pushes it" not in card or any(it.direction for it in top)
+
+
+def test_the_explained_prediction_is_the_models(fitted):
+    from xcore.methods import validate
+
+    key, ds, settings, run = fitted
+    spec = REGISTRY[key]
+    for name, exps in run.explanations.items():
+        algo = spec.explainer_objects()[name]
+        validate(exps, algo, run.predictions)  # raises on a direction or prediction that differs
+        column = algo.prediction_column
+        if column is None:
+            continue
+        model = run.predictions.set_index("target")[column]
+        for exp in list(exps)[:5]:
+            if exp.prediction is not None:
+                assert exp.prediction == pytest.approx(float(model[exp.target]), abs=1e-6)
+
+
+def test_verify_agrees_on_every_directed_item(fitted):
+    from xcore.methods.verify import verify_run
+
+    key, ds, settings, run = fitted
+    first = next(iter(run.explanations.values()))
+    result = verify_run(run, ds, k=3, targets=first.targets[:4])
+    assert result.ok, result.items[result.items["verdict"] == "opposite"]
+    for row in result.summary.itertuples(index=False):
+        spec = REGISTRY[key].explainer_objects()[row.explainer].score_spec
+        assert (row.how == "not directional") == (not spec.directed or row.directed == 0)
+
+
+def test_verify_fails_on_a_deliberately_flipped_item(fitted):
+    from dataclasses import replace
+
+    from xcore.explain.types import ExplanationSet
+    from xcore.methods.verify import verify_run
+
+    key, ds, settings, run = fitted
+    first = next(iter(run.explanations.values()))
+    result = verify_run(run, ds, k=3, targets=first.targets[:6])
+    moved = result.items[result.items["verdict"] == "agreed"]
+    if not len(moved):
+        pytest.skip(f"{key}'s explainers give no directed item that moves its prediction")
+    row = moved.iloc[0]
+    exps = run.explanations[row.explainer]
+    exp = exps[row.target]
+    items = list(exp.items)
+    i = int(row["rank"]) - 1
+    flipped = items[i]
+    items[i] = replace(flipped, direction=-flipped.direction, score=-flipped.score if
+                       REGISTRY[key].explainer_objects()[row.explainer].score_spec.signed else flipped.score,
+                       effect=None if flipped.effect is None else -flipped.effect)
+    bad = ExplanationSet([replace(exp, items=items, ordering="given")], method=exps.method,
+                         score_spec=exps.score_spec)
+    check = verify_run(run, ds, k=3, explanations={row.explainer: bad})
+    assert not check.ok and int(check.summary["opposite"].sum()) == 1
+
+
+def test_reexplaining_with_other_explainer_settings_does_not_refit(monkeypatch):
+    from xcore.methods import FITS
+
+    ds, settings = quick_settings("plkb")
+    est_type = REGISTRY["plkb"].estimator_type
+    calls = []
+    original = est_type.fit
+
+    def counting(self, *a, **kw):
+        calls.append(1)
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(est_type, "fit", counting)
+    fits = RunCache(max_entries=4)
+    a = run_method("plkb", ds, settings, cache=None, fits=fits)
+    b = run_method("plkb", ds, settings.replace(k=3, explain_rows=5), cache=None, fits=fits)
+    assert len(calls) == 1 and len(b.explanations["plkb:decisive"]) == 5
+    assert b.model is not a.model and b.model.classifier_ is a.model.classifier_  # a copy, not the shared one
+    assert a.model.settings == settings  # the cached model kept its own settings
+    run_method("plkb", ds, settings.replace(seed=settings.seed + 1), cache=None, fits=fits)
+    assert len(calls) == 2  # a model setting refits
+    assert FITS is not fits

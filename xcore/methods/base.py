@@ -181,10 +181,12 @@ class Explainer:
         text = json.dumps(self.settings_of(settings), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(f"{self.name}|{text}".encode()).hexdigest()[:24]
 
-    def measure(self, model: Any, data: RelationalDataset | None, explanation: Explanation,
-                k: int) -> Any:
-        """The measured change of the prediction when each of the top-`k` items is taken away (the way
-        the method defines the item), as an array aligned with them; None: not directional."""
+    def measure(self, run: "Run", data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> "Measurement | None":
+        """The change of the explained prediction that each of the top-`k` items stands for, measured
+        on the fitted model by intervention the way the method defines the item (remove the ground
+        rule, zero the formula's weight, mask the features, re-infer); None: the score is not an
+        effect, so there is nothing directional to check."""
         return None
 
     def supports(self, model: Any) -> str | None:
@@ -202,6 +204,17 @@ class Explainer:
             e.score_spec = self.score_spec
         return ExplanationSet(explanations.explanations, method=self.name, meta=explanations.meta,
                               score_spec=self.score_spec)
+
+
+@dataclass
+class Measurement:
+    """What an intervention measured for the top items of one explanation: `change[i]` is the
+    prediction with item i minus the prediction without it (NaN where it could not be measured), and
+    changes within `tolerance` (solver or Monte Carlo precision) count as not moved."""
+
+    change: Any
+    tolerance: float
+    how: str = ""
 
 
 # ---------------------------------------------------------------------- run

@@ -86,6 +86,9 @@ class GibbsResult:
     """Rao-Blackwellised sums over kept samples and chains: per atom sum P(x=1 | rest) and
     sum P(x=0 | rest); per literal (c, q) sum P(q=1 | rest) n_c(q=1, rest) and
     sum P(q=0 | rest) n_c(q=0, rest), each taken when q is resampled (None: not recorded)."""
+    watched: tuple[np.ndarray, np.ndarray] | None = field(repr=False, default=None)
+    """With `watch`: (n_samples, atoms, chains) int8 states of the watched atoms and (n_samples,
+    clauses, chains) bool truth of the watched clauses at every kept sample (None otherwise)."""
 
     @property
     def rao_blackwell(self) -> dict[str, np.ndarray] | None:
@@ -181,13 +184,16 @@ class GibbsResult:
 
 
 def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int = 1, n_chains: int = 4,
-          seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, n_jobs: int = 1) -> GibbsResult:
+          seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, n_jobs: int = 1,
+          watch: tuple[np.ndarray, np.ndarray] | None = None) -> GibbsResult:
     """Sample P(query atoms | evidence) with `n_chains` parallel chains of colour-class Gibbs sweeps.
 
     Each chain runs `burn_in` sweeps, then keeps one state every `thin` sweeps until it has
     `n_samples`. Starts from uniform random states (or `init`, (n_atoms, n_chains) 0/1). With
     ``n_jobs > 1`` the chains are split into that many groups run in threads (numpy releases the
     GIL); results are reproducible for a given (seed, n_jobs) but differ between n_jobs values.
+    `watch` = (atom columns, clause indices) keeps their values at every kept sample (`watched`), so
+    other weightings of the same samples can be evaluated afterwards (importance reweighting).
     """
     for name, v, low in (("n_samples", n_samples, 1), ("burn_in", burn_in, 0), ("thin", thin, 1),
                          ("n_chains", n_chains, 1), ("n_batches", n_batches, 1), ("n_jobs", n_jobs, 1)):
@@ -204,9 +210,14 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
             raise XcoreError(f"gibbs: init must have shape (n_atoms, n_chains) = {(n, C)}, got {init.shape}")
     jobs = min(int(n_jobs), C)
     t0 = time.perf_counter()
+    watched = None
+    if watch is not None:
+        wa, wc = (np.asarray(v, dtype=np.int64) for v in watch)
+        watched = (np.zeros((int(n_samples), len(wa), C), np.int8), np.zeros((int(n_samples), len(wc), C), bool))
+        jobs = 1  # one group of chains writes the watched arrays
     if jobs == 1:
         parts = [_run_chains(mln, plans, int(n_samples), int(burn_in), int(thin), C, np.random.default_rng(seed),
-                             batch_of, init)]
+                             batch_of, init, None if watch is None else (wa, wc, *watched))]
     else:
         groups = np.array_split(np.arange(C), jobs)
         seeds = np.random.SeedSequence(seed).spawn(jobs)
@@ -227,12 +238,12 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
     entry_counts[:, ~negative] = atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
     updates = n * C * (int(burn_in) + int(n_samples) * int(thin))
     return GibbsResult(atom_counts, clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
-                       seconds, updates, X, rb)
+                       seconds, updates, X, rb, watched)
 
 
 def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
-                rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
+                rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None,
+                watch: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
     """Run C chains; returns per-chain atom batch counts, pooled clause and negative-literal batch
     counts, the final state and the Rao-Blackwellised sums (see `GibbsResult.rb_sums`)."""
     n, m = mln.n_atoms, mln.n_clauses
@@ -300,6 +311,9 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
             b = batch_of[k]
             atom_counts[b] += X
             sat = T > 0
+            if watch is not None:
+                watch[2][k] = X[watch[0]]
+                watch[3][k] = sat[watch[1]]
             clause_buf += sat
             neg_buf += np.take(sat, ec_neg, axis=0) & np.take(X, ea_neg, axis=0).view(bool)
             if batch_end[k]:

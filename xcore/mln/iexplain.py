@@ -338,7 +338,7 @@ class _CoalitionExplainer:
                   "aggregation": ("exact weighted footrule (assignment)" if self.aggregation == "exact_footrule"
                                   else "CEMC (weighted footrule)") + ", weights beta_i = 1 - z_i / sum(z)",
                   "coalitions_with_query": in_coalitions, "lists": len(parts),
-                  "coalition_estimate": self._prediction(q),
+                  "coalition_estimate": self._coalition_estimate(q),
                   "borrowed_lists": int(sum(bool((p["lender"] >= 0).any()) for _, p in parts)),
                   "cemc_objective": objective})
 
@@ -348,6 +348,12 @@ class _CoalitionExplainer:
         if res is not None and len(res.marginals) == self.mln_.n_atoms:
             return float(res.marginals[q])
         return self._prediction(q)
+
+    def _coalition_estimate(self, q: int) -> float | None:
+        """beta-weighted mean marginal over the coalitions whose network holds the atom, else None."""
+        m = self._marginals[:, q]
+        ok = np.isfinite(m)
+        return _weighted_mean(m[ok], self.betas_[ok]) if ok.any() else None
 
     def _prediction(self, q: int) -> float | None:
         """beta-weighted mean marginal over the coalitions whose network holds the atom; else the

@@ -13,7 +13,8 @@ from pydantic import Field
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
+from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, Settings, prediction_frame
+from xcore.mln.verify import measure_formulas, measure_words
 from xcore.methods.driver import explain, fitted_for
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
@@ -213,6 +214,14 @@ class FormulaExplainer(Explainer):
         if model.setting_ is not None and LEGACY[self.name] not in available_methods(model.setting_):
             return "needs word evidence (a binary predicate from the query's objects to words)"
         return None
+
+    def measure(self, run: Run, data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> Measurement | None:
+        """Formulas: P(Q) with minus without the ground formula (weight 0); words: the classifier's
+        output with minus without the word (`xcore.mln.verify`)."""
+        if self.name in ("lime", "shap"):
+            return measure_words(run, explanation, k, log_odds=self.name == "shap")
+        return measure_formulas(run, explanation, k)
 
     def explain(self, model: MLNEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:

@@ -359,7 +359,8 @@ class PLKBExplanation:
             items.append(ExplanationItem(
                 kind="feature_set", text=row.query, natural=row.query, score=lean,
                 direction=int(np.sign(lean)), effect=lean, atoms=atoms, explainable=True,
-                extras={"omega_mid": float(row.omega_mid), "omega_lo": float(row.omega_lo),
+                extras={"features": [str(f) for f in feats], "omega_mid": float(row.omega_mid),
+                        "omega_lo": float(row.omega_lo),
                         "omega_hi": float(row.omega_hi),
                         "size": int(row.size), "rank": int(row.rank)}))
         return Explanation(

@@ -12,7 +12,8 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, prediction_frame
+from xcore.plkb.verify import measure_decisive, measure_shapley
 from xcore.methods.driver import explain, fitted_for
 from xcore.plkb.workflow import PLKBRun, PLKBSettings, identifier_columns, run_plkb, table_of
 from xcore.runtime import Progress, scaled
@@ -182,6 +183,11 @@ class DecisiveExplainer(Explainer):
     settings_fields = ("k", "k_auto", "k_max", "explain_rows")
     prediction_column = "mid"  # the ω(POS) midpoint behind the predicted class
 
+    def measure(self, run: Run, data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> Measurement | None:
+        """ω(POS) knowing only each set's features minus knowing none (`xcore.plkb.verify`)."""
+        return measure_decisive(run, explanation, k)
+
     def __init__(self, k: int | None = None) -> None:
         self.k = k
 
@@ -219,6 +225,11 @@ class ShapleyExplainer(Explainer):
     score_spec = SHAPLEY_SCORE
     settings_fields = ("explain_rows",)
     prediction_column = "mid"
+
+    def measure(self, run: Run, data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> Measurement | None:
+        """ω(POS) of the full row minus the row without each feature (`xcore.plkb.verify`)."""
+        return measure_shapley(run, explanation, k)
 
     def supports(self, model: object) -> str | None:
         return DecisiveExplainer().supports(model)

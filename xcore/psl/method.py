@@ -12,7 +12,8 @@ from xcore.errors import XcoreError
 from xcore.explain.metrics import mep_at_k
 from xcore.explain.global_view import item_group
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.base import Estimator, Explainer, MethodSpec, Run, prediction_frame
+from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, prediction_frame
+from xcore.psl.verify import measure_ground_rules
 from xcore.methods.driver import fitted_for
 from xcore.psl.model import PSLModel
 from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, candidate_targets,
@@ -117,6 +118,11 @@ class GroundRuleExplainer(Explainer):
         if not isinstance(model, ESMSEstimator):
             return "explains ESMS models only"
         return None if model.is_fitted() else "the model is not fitted"
+
+    def measure(self, run: Run, data: RelationalDataset | None, explanation: Explanation,
+                k: int) -> Measurement | None:
+        """The target's MAP value with minus without each ground rule (`xcore.psl.verify`)."""
+        return measure_ground_rules(run, explanation, k)
 
     def explain(self, model: ESMSEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
