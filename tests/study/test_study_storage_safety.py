@@ -179,3 +179,21 @@ def test_a_second_tab_with_other_answers_is_told_apart_from_a_double_click(store
     with pytest.raises(ReplayRejected) as other:
         p.submit(0, answers_for(p.screen(0), 2), 100)
     assert not other.value.identical
+
+
+def test_a_write_that_stays_locked_gives_the_studys_own_message(tmp_path):
+    s = new_store(tmp_path)
+    s.publish(make_study())
+    s.dispose()
+    locked = StudyStore(f"sqlite:///{tmp_path / 'study.sqlite'}", busy_timeout=0.2)
+    holder = sqlite3.connect(tmp_path / "study.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer keeps the lock past the busy timeout
+    try:
+        with pytest.raises(StudyError, match="busy or unavailable"):
+            locked.close("s1")
+        with pytest.raises(StudyError, match="busy or unavailable"):
+            locked.add_participants("s1", 1)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        locked.dispose()

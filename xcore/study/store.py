@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Mapping
 import pandas as pd
 from sqlalchemy import (Boolean, Column, Connection, Engine, ForeignKey, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, func, insert, inspect, select, update)
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from xcore import __version__
@@ -255,13 +255,18 @@ class StudyStore:
 
     @contextmanager
     def writing(self) -> Iterator[Connection]:
-        """A write transaction (BEGIN IMMEDIATE on SQLite); refused on a read-only store."""
+        """A write transaction (BEGIN IMMEDIATE on SQLite); refused on a read-only store; a database that
+        stays locked or cannot be written becomes `StudyError` (integrity errors pass to the caller)."""
         if self.read_only:
             raise StudyError("this study database was opened read-only")
-        with self.engine.connect() as conn:
-            conn.execution_options(**{WRITE: True})
-            with conn.begin():
-                yield conn
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(**{WRITE: True})
+                with conn.begin():
+                    yield conn
+        except OperationalError as e:  # locked past the busy timeout, disk full, read-only file
+            LOG.warning("study database write failed: %s", e)
+            raise StudyError(UNAVAILABLE) from None
 
     def _safe_url(self) -> str:
         from sqlalchemy.engine import make_url
