@@ -169,3 +169,16 @@ def test_directions_and_strengths_come_from_the_typed_items(study):
     hovers = [h for tr in graph["data"] for h in (tr.get("hovertext") or []) if h.startswith("#")]
     assert hovers and all("strength" in h for h in hovers)
     assert np.isclose(s.items[0].prediction, 0.8)
+
+
+def test_reasons_are_shown_strongest_first_whatever_the_explainers_order():
+    spec = ScoreSpec("s", "s.", signed=False, directed=True)
+    items = [ExplanationItem("word", f"w{i}", f"reason {i}", score, direction=1)
+             for i, score in enumerate([0.5, 0.9, 0.2, 0.7])]
+    exp = Explanation(target="positive(r01)", target_text="r01", prediction=0.9, items=items, ordering="given",
+                      score_spec=spec)
+    from xcore.study.build import render
+
+    shown = render(exp, k=3)
+    assert [r.natural for r in shown.reasons] == ["reason 1", "reason 0", "reason 2"]  # the given top 3, sorted
+    assert [r.score for r in shown.reasons] == pytest.approx([1.0, 0.56, 0.22], abs=0.005)

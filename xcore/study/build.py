@@ -142,7 +142,8 @@ def render(exp: Explanation, k: int = 5, graph: bool = True, show_truth: bool = 
     """An explanation as participants will see it, built from its typed content only (words, direction,
     relative strength, atoms): no method name, score label, unit, item kind, rule syntax or extras.
     `prompt` and `prediction` are the study item's (shared by every condition)."""
-    items = exp.top(k)
+    top = exp.top(k)  # the explainer's own top k, shown strongest first (as the caption says)
+    items = [top[i] for i in np.argsort(-np.abs([it.score for it in top]), kind="stable")]
     ref = Target.parse(exp.target)
     predicate = ref.predicate if ref is not None else None
     strength = strengths(items)
