@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 
 import streamlit as st
 
@@ -17,12 +18,14 @@ from pages.components import app_query_params, session_runs
 from pages.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
-from xcore.study import (TEMPLATES, ConditionSource, Study,
-                         analyse, build_study, candidate_targets, configured_key, key_matches, pick_items)
-from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, participant_links
+from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
+                         configured_key, pick_items)
+from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, check_key_strength, participant_links
+from xcore.study.export import responses_csv
 from xcore.study.report import diverging_figure, html_report, means_figure
 
 KEY_OK = "_study_key_ok"
+SESSION_ID = "_study_session_id"
 UPLOADED = "_study_uploaded_runs"
 DRAFT = "_study_draft"
 LINKS = "_study_links"
@@ -36,6 +39,11 @@ def researcher_unlocked() -> bool:
         st.info(f"The researcher view is off: set the environment variable `{KEY_ENV}` or `researcher_key` in "
                 "`.streamlit/secrets.toml`. Participants open the study through the link they were given.")
         return False
+    try:
+        check_key_strength(expected)
+    except XcoreError as e:
+        st.error(f"The researcher view is off: {e}. Set a longer key and restart the app.")
+        return False
     digest = hashlib.sha256(expected.encode()).hexdigest()
     if hmac.compare_digest(str(st.session_state.get(KEY_OK, "")), digest):
         return True
@@ -44,10 +52,12 @@ def researcher_unlocked() -> bool:
         given = st.text_input("Researcher key", type="password", key="study_key_input")
         ok = st.form_submit_button("Open the researcher view")
     if ok:
-        if key_matches(given, expected):
+        session = st.session_state.setdefault(SESSION_ID, secrets.token_hex(16))
+        opened, message = access.GUARD.attempt(session, given, expected)  # slowed, limited, constant time
+        if opened:
             st.session_state[KEY_OK] = digest
             st.rerun()
-        st.error("That researcher key is not right.")
+        st.error(message)
     return False
 
 
@@ -129,8 +139,8 @@ def publish_box(study: Study, key: str) -> None:
                f"({', '.join(c.label for c in study.conditions)}), {len(study.questions)} questions, "
                f"{study.design}-subject.")
     c = st.columns(2)
-    c[0].download_button("Download the definition file", study.to_json(), f"{study.id}.study.json",
-                         mime="application/json", key=f"study_dl_{key}")
+    c[0].download_button("Download the definition file", study.to_json, f"{study.id}.study.json",
+                         mime="application/json", key=f"study_dl_{key}", on_click="ignore")
     if c[1].button("Publish (freeze) this study", key=f"study_publish_{key}"):
         try:
             store().publish(study)
@@ -180,7 +190,8 @@ def studies_tab() -> None:
         text = "\n".join(participant_links(base, study_id, links[1]))
         st.caption("Each link is shown once (only a hash of its token is stored): copy or download them now.")
         st.code(text, language=None)
-        st.download_button("Download links", text, f"{study_id}_links.txt", key="study_links_dl")
+        st.download_button("Download links", lambda: text, f"{study_id}_links.txt", key="study_links_dl",
+                           on_click="ignore")
     st.button("Reopen the study" if closed else "Close the study to new answers", key="study_close",
               on_click=s.close, args=(study_id, not closed))
     st.caption("Closed: no new answers are accepted." if closed else "Open: participants can answer.")
@@ -188,10 +199,11 @@ def studies_tab() -> None:
         st.dataframe([{"code": c.code, "method": c.method, "explainer": c.explainer, "run": c.source}
                       for c in study.conditions], hide_index=True)
     c = st.columns(2)
-    c[0].download_button("Export the definition file", study.to_json(), f"{study_id}.study.json",
-                         mime="application/json", key="study_export")
-    c[1].download_button("Raw responses (CSV)", s.responses(study_id).to_csv(index=False),
-                         f"{study_id}_responses.csv", mime="text/csv", key="study_csv")
+    # exports are made when clicked (Streamlit's deferred download), never on a rerun, and never kept
+    c[0].download_button("Export the definition file", study.to_json, f"{study_id}.study.json",
+                         mime="application/json", key="study_export", on_click="ignore")
+    c[1].download_button("Raw responses (CSV)", lambda: responses_csv(s, study_id), f"{study_id}_responses.csv",
+                         mime="text/csv", key="study_csv", on_click="ignore")
 
 
 # ---------------------------------------------------------------------- researcher: analysis
@@ -212,13 +224,16 @@ def analysis_tab() -> None:
         return
     st.caption(f"{a.n_participants} participants, {len(responses):,} answers; {len(a.excluded)} left out for "
                "failed attention checks. Tests and intervals use one mean per participant.")
+    if a.orphans:
+        st.warning(f"{a.orphan_answers} answers of {a.orphans} participants whose enrolment row is missing "
+                   "(deleted outside xcore) are included; they show as negative participant numbers.")
     st.dataframe(a.counts, hide_index=True, width="stretch", key="study_counts")
     rated = [q.id for q in study.questions if q.rated]
     qid = st.selectbox("Question", rated, key="study_question",
                        format_func=lambda i: study.question(i).text[:90])
     st.plotly_chart(diverging_figure(a, qid), width="stretch", key="study_div")
     st.plotly_chart(means_figure(a), width="stretch", key="study_means_fig")
-    st.subheader("Means with 95% bootstrap intervals")
+    st.subheader("Means with 95% Student-t intervals")
     st.dataframe(a.means.round(3), hide_index=True, width="stretch", key="study_means")
     st.subheader("Tests between conditions")
     st.dataframe(a.tests.round(4), hide_index=True, width="stretch", key="study_tests")
@@ -228,10 +243,10 @@ def analysis_tab() -> None:
     st.subheader("Time per item")
     st.dataframe(a.times.round(2), hide_index=True, width="stretch", key="study_times")
     c = st.columns(2)
-    c[0].download_button("Raw responses (CSV)", responses.to_csv(index=False), f"{study_id}_responses.csv",
-                         mime="text/csv", key="study_csv_analysis")
-    c[1].download_button("Analysis report (HTML)", html_report(a), f"{study_id}_report.html", mime="text/html",
-                         key="study_report")
+    c[0].download_button("Raw responses (CSV)", lambda: responses_csv(s, study_id), f"{study_id}_responses.csv",
+                         mime="text/csv", key="study_csv_analysis", on_click="ignore")
+    c[1].download_button("Analysis report (HTML)", lambda: html_report(a), f"{study_id}_report.html",
+                         mime="text/html", key="study_report", on_click="ignore")
 
 
 def researcher_view() -> None:

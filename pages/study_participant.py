@@ -5,6 +5,7 @@ Views only (shared by `pages/study.py`): storage, blinding and the screens' cont
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 
@@ -15,7 +16,16 @@ from xcore.errors import XcoreError
 from xcore.study import AccessDenied, ReplayRejected, StudyClosed, StudyStore
 from xcore.study.store import default_url
 
+LOG = logging.getLogger(__name__)
 SETTLED = "_study_settled"
+NOTICE = "_study_notice"
+SHOWING = "_study_showing"
+"""(study, participant, position) of the screen this tab drew last."""
+UNAVAILABLE = ("The study is not available right now. Please try again in a few minutes; your saved answers "
+               "are kept.")
+"""What a participant sees when the study database cannot be opened or read: never a path or an error text."""
+OTHER_TAB = ("Item {n} had already been answered (perhaps in another tab or window), so the answers you just "
+             "gave on it were not saved; your earlier answers to it are kept. Please continue here, in one tab.")
 HIDE_CHROME = ("<style>[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],"
                "[data-testid='stSidebarNav']{display:none !important}</style>")
 
@@ -47,23 +57,33 @@ def participant_view(study_id: str, token: str) -> None:
     try:
         session = store().participant(study_id, token)
         closed = store().is_closed(study_id)
+        consented, position = session.progress()
     except AccessDenied:
         st.error("This study link is not valid. Please check that you copied the whole link.")
         return
     except XcoreError as e:
-        st.error(f"The study cannot be opened: {e}")
+        LOG.warning("participant view of study %r: %s", study_id, e)  # the details go to the server log only
+        st.error(UNAVAILABLE)
         return
     study = session.study
     st.title(study.title)
     if closed:
         st.info("This study is closed and no longer accepts answers. Thank you for your interest.")
         return
-    consented, position = session.progress()
+    pending_submission(session, position)
+    notice = st.session_state.pop(NOTICE, None)
+    if notice:
+        st.warning(notice)
     if not consented:
         st.markdown(study.consent)
         agree = st.checkbox("I have read this and agree to take part.", key="study_consent_box")
         if st.button("Start", type="primary", key="study_start", disabled=not agree):
-            session.consent()
+            try:
+                session.consent()
+            except XcoreError as e:
+                LOG.warning("consent in study %r: %s", study_id, e)
+                st.error(UNAVAILABLE)
+                return
             st.rerun()
         return
     if position >= session.total:
@@ -96,9 +116,29 @@ def screen_view(session, position: int) -> None:
             else:
                 st.radio(q.text, list(range(1, q.scale + 1)), index=None, horizontal=True, key=key,
                          format_func=lambda v, a=q.anchors: f"{v} {a[v - 1]}")
-        submitted = st.form_submit_button("Next", type="primary")
-    if not submitted:
+        submitted = st.form_submit_button("Next", type="primary", key=f"study_next_{position}")
+    st.session_state[SHOWING] = (session.study.id, session.number, position)
+    if submitted:
+        submit_screen(session, screen, shown)
+
+
+def pending_submission(session, current: int) -> None:
+    """Answers this tab submitted for a screen that was answered meanwhile (another tab moved the
+    participant on, so that screen is no longer drawn): submit them anyway, so a different answer is
+    refused *and reported* instead of vanishing."""
+    last = st.session_state.get(SHOWING)
+    if not last or tuple(last[:2]) != (session.study.id, session.number):
         return
+    position = int(last[2])
+    if position < current and st.session_state.get(f"study_next_{position}"):
+        st.session_state.pop(SHOWING, None)
+        shown = st.session_state.get(f"_study_shown_{session.study.id}_{position}", time.time())
+        submit_screen(session, session.screen(position), shown, rerun=False)
+
+
+def submit_screen(session, screen, shown: float, rerun: bool = True) -> None:
+    """Store one screen's answers (from the form's widgets); on success move on."""
+    position = screen.position
     answers = {q.id: st.session_state.get(f"study_q_{position}_{q.id}") for q in screen.questions}
     missing = [q for q in screen.questions if q.kind != "free_text" and answers[q.id] is None]
     if missing:
@@ -106,12 +146,28 @@ def screen_view(session, position: int) -> None:
         return
     try:
         session.submit(position, answers, int(round((time.time() - shown) * 1000)))
-    except ReplayRejected:
-        pass  # already saved (a double click): move on
+    except ReplayRejected as e:
+        if not e.identical:  # another tab answered this screen first, differently: say so on the next screen
+            st.session_state[NOTICE] = OTHER_TAB.format(n=position + 1)
+        # identical answers: a double click, nothing lost; move on
     except StudyClosed as e:
         st.info(str(e))
         return
     except XcoreError as e:
         st.error(f"Your answer was not saved: {e}")
         return
-    st.rerun()
+    if rerun:
+        st.rerun()
+
+
+def participant_only_page() -> None:
+    """The single page of the participant-only server (`xcore study serve`): a participant link's view,
+    or a note to use the link; nothing else of the app."""
+    params = st.query_params
+    study_id, token = params.get("study", ""), params.get("p", "")
+    if study_id or token:
+        participant_view(str(study_id), str(token))
+        return
+    st.markdown(HIDE_CHROME, unsafe_allow_html=True)
+    st.title("User study")
+    st.info("Please open the study through the link you were given.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -394,6 +395,10 @@ def app_path() -> Path | None:
 
 
 def cmd_app(args: argparse.Namespace, out: TextIO) -> int:
+    from xcore.study.access import KEY_ENV, check_key_strength
+
+    if os.environ.get(KEY_ENV):
+        check_key_strength(os.environ[KEY_ENV])  # a short researcher key stops the start, with the reason
     app = app_path()
     if app is None:
         raise XcoreError("app.py was not found next to the xcore package: the dashboard needs a source "
@@ -463,6 +468,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--csv", metavar="FILE.csv", help="also write the per-target agreement as CSV")
     s.set_defaults(func=cmd_compare)
 
+    sub.add_parser("study", help="user studies: build, publish, links, serve (participant-only server), "
+                                 "simulate, responses, report (xcore study --help)")
+
     s = sub.add_parser("app", help="start the dashboard (streamlit run app.py)")
     s.add_argument("--port", type=int, default=8501)
     s.add_argument("--headless", action="store_true", help="do not open a browser")
@@ -472,6 +480,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 bad input or settings, 1 internal error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["study"]:  # the study mode's own command line (xcore.study.cli)
+        from xcore.study.cli import main as study_main
+
+        return study_main(argv[1:], prog="xcore study")
     args = parser().parse_args(argv)
     out = out if out is not None else sys.stdout
     err = sys.stderr

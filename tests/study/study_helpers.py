@@ -21,13 +21,13 @@ def explanation(i: int, flip: bool) -> Explanation:
         ExplanationItem("ground_formula", f"same_user(r{i:02d}, r{i + 20}) ^ {t} => positive(r{i + 20})",
                         f"r{i:02d} and r{i + 20} are by the same user", 0.8 if not flip else 0.2,
                         atoms=[f"same_user(r{i:02d}, r{i + 20})", t, f"positive(r{i + 20})"], target_index=1,
-                        observed=[True, False, True], roles=["body", "body", "head"]),
+                        observed=[True, False, True], roles=["body", "body", "head"], direction=1),
         ExplanationItem("ground_formula", f"same_restaurant(r{i:02d}, r{i + 40}) ^ {t} => positive(r{i + 40})",
                         f"r{i:02d} and r{i + 40} are about the same restaurant", 0.5,
                         atoms=[f"same_restaurant(r{i:02d}, r{i + 40})", t, f"positive(r{i + 40})"], target_index=1,
-                        observed=[True, False, True], roles=["body", "body", "head"]),
-        ExplanationItem("word", "great", f"review r{i:02d} contains 'great'", 0.3 if not flip else 0.9),
-        ExplanationItem("word", "soggy", f"review r{i:02d} contains 'soggy'", -0.4),
+                        observed=[True, False, True], roles=["body", "body", "head"], direction=1),
+        ExplanationItem("word", "great", f"review r{i:02d} contains 'great'", 0.3 if not flip else 0.9, direction=1),
+        ExplanationItem("word", "soggy", f"review r{i:02d} contains 'soggy'", -0.4, direction=-1),
     ]
     truth = float(i % 2)
     pred = truth if i % 3 else 1 - truth  # every third prediction is wrong

@@ -14,7 +14,7 @@ from study_helpers import make_study, new_store
 
 from xcore.errors import ConfigError
 from xcore.study import analyse, simulate
-from xcore.study.analysis import ALL, bootstrap_mean_ci, holm, rank_biserial_paired, rank_biserial_u
+from xcore.study.analysis import ALL, difference_ci, holm, mean_ci, rank_biserial_paired, rank_biserial_u
 from xcore.study.report import diverging_figure, html_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,14 +42,22 @@ def test_matched_pairs_rank_biserial_by_hand():
     assert p == pytest.approx(stats.wilcoxon(d).pvalue)
 
 
-def test_bootstrap_interval_and_holm():
+def test_intervals_and_holm_against_references():
     rng = np.random.default_rng(0)
-    v = rng.normal(3.0, 1.0, 400)
-    lo, hi = bootstrap_mean_ci(v, n_boot=4000, rng=np.random.default_rng(1))
-    half = 1.96 * v.std(ddof=1) / np.sqrt(v.size)  # the normal-theory interval as the reference
-    assert lo == pytest.approx(v.mean() - half, abs=0.02) and hi == pytest.approx(v.mean() + half, abs=0.02)
-    assert bootstrap_mean_ci(v, rng=np.random.default_rng(5)) == bootstrap_mean_ci(v, rng=np.random.default_rng(5))
+    v = rng.normal(3.0, 1.0, 12)
+    lo, hi = mean_ci(v)
+    ref = stats.t.interval(0.95, v.size - 1, loc=v.mean(), scale=stats.sem(v))
+    assert (lo, hi) == pytest.approx(ref)
+    w = rng.normal(2.0, 2.0, 9)
+    d, dlo, dhi = difference_ci(v, w, paired=False)
+    welch = stats.ttest_ind(v, w, equal_var=False).confidence_interval(0.95)
+    assert d == pytest.approx(v.mean() - w.mean()) and (dlo, dhi) == pytest.approx((welch.low, welch.high))
+    d, dlo, dhi = difference_ci(v[:9], w, paired=True)
+    paired = stats.ttest_rel(v[:9], w).confidence_interval(0.95)
+    assert (dlo, dhi) == pytest.approx((paired.low, paired.high))
+    # Holm by hand: sorted 0.01, 0.03, 0.04 -> 3*0.01, max(2*0.03, .), max(1*0.04, 0.06)
     assert list(holm(np.array([0.01, 0.04, 0.03]))) == pytest.approx([0.03, 0.06, 0.06])
+    assert list(holm(np.array([0.5, 0.9]))) == pytest.approx([1.0, 1.0])
 
 
 @pytest.fixture(scope="module")

@@ -144,3 +144,21 @@ def test_run_bundle_round_trip_builds_the_same_study():
     b = build_study("b", "t", [ConditionSource("r", again, "lime")], ["positive(r01)"], iexplain_feature_usefulness())
     assert a.digest() == b.digest()
     assert np.isclose(a.items[0].prediction, run.explanations["lime"]["positive(r01)"].prediction)
+
+
+def test_an_imported_graph_must_be_a_plotly_figure():
+    """A definition whose graph is not Plotly JSON is refused on import, naming the field (issue 25, item 7)."""
+    import json
+
+    text = make_study().to_json()
+    item = next(i for i, it in enumerate(json.loads(text)["items"]) if it["explanations"]["A"]["graph"])
+    for bad, why in [("not json", "not JSON"), ("[1, 2]", "Plotly figure"), ("null", "Plotly figure"),
+                     ('{"data": [{"type": "nope"}]}', "not a valid Plotly figure"),
+                     ('{"data": [{"type": "scatter", "x": [1], "bogus": 2}]}', "bogus"),
+                     ('{"data": [], "layout": {}, "script": "x"}', "Plotly figure")]:
+        data = json.loads(text)
+        data["items"][item]["explanations"]["A"]["graph"] = bad
+        with pytest.raises(ConfigError, match=why) as info:
+            Study.from_json(json.dumps(data))
+        assert info.value.field == f"items.{item}.explanations.A.graph"
+    assert Study.from_json(text) == make_study()  # real graphs pass

@@ -36,7 +36,10 @@ def test_publish_is_frozen(store):
 
 
 def test_tampered_definition_is_detected(store):
+    """Behind the frozen-study trigger, the digest still catches a definition altered by a tool that
+    dropped the trigger first."""
     with store.engine.begin() as conn:
+        conn.execute(text("DROP TRIGGER xs_studies_frozen"))
         conn.execute(text("UPDATE xs_studies SET definition = replace(definition, 'Toy study', 'Toy studx')"))
     store._studies_cache.clear()
     with pytest.raises(StudyError, match="digest"):
@@ -181,7 +184,8 @@ def test_version1_database_is_migrated(tmp_path):
 
 def test_newer_schema_is_refused(tmp_path):
     s = new_store(tmp_path)
-    with s.engine.begin() as conn:
+    with s.engine.begin() as conn:  # as a newer xcore's migration would: past the meta table's trigger
+        conn.execute(text("DROP TRIGGER xs_meta_no_update"))
         conn.execute(text("UPDATE xs_meta SET value = '99' WHERE key = 'schema_version'"))
     s.dispose()
     with pytest.raises(StudyError, match="newer"):

@@ -4,11 +4,15 @@
   exported/imported as one JSON file; question templates (Explanation Satisfaction Scale, I-Explain's
   per-part usefulness ratings, attention checks).
 - `build`: conditions from runs (`xcore.methods.Run`, in memory or from bundles), item selection,
-  rendering with method names removed.
+  rendering blind by construction (each reason's words, direction and relative strength; one caption).
 - `design`: balanced Latin squares and per-participant plans from stored seeds.
-- `store`: SQLAlchemy Core storage (SQLite WAL by default), hashed tokens, append-only answers.
-- `analysis` / `report`: tests, bootstrap intervals, diverging bars, one-file HTML report.
-- `simulate`: synthetic participants from known distributions; `cli`: `python -m xcore.study`.
+- `store`: SQLAlchemy Core storage (SQLite WAL by default), hashed tokens, protected append-only tables,
+  reads that never wait behind a writer, read-only opening of archived copies.
+- `access`: the researcher key (minimum length, constant-time compare, rate limit and lockouts).
+- `export`: CSV exports with formula cells neutralised.
+- `analysis` / `report`: tests, Student-t intervals, diverging bars, one-file HTML report.
+- `simulate`: synthetic participants from known distributions; `cli`: `xcore study ...` (also
+  `python -m xcore.study`), including `serve`, the participant-only server.
 """
 
 from xcore.study.access import configured_key, key_matches

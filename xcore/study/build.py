@@ -1,25 +1,43 @@
 """Build a study from runs: pick conditions (run + explainer), pick items, render explanations, freeze.
 
-Rendering happens once, here: the paragraph, the ranked reasons and the graph (plotly JSON) are
-stored in the `Study`, so later code changes cannot alter what participants see.
+Blind by construction: a participant's view of an explanation is built only from its typed content
+(each reason's words, its direction and its strength relative to the strongest reason shown, the atoms
+it links), never from a method's own text. Every other string a participant receives (the paragraph's
+frame, the caption, the graph's title, legend and hover layout, the score's name) is the same for
+every condition of a study; method names, score labels and units, item kinds, canonical rule syntax
+and method extras never reach a screen. Rendering happens once, here: the paragraph, the ranked
+reasons and the graph (plotly JSON) are stored in the `Study`, so later code changes cannot alter
+what participants see.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
 import numpy as np
 
-from xcore.errors import ConfigError, XcoreError
-from xcore.explain.text import explanation_text
-from xcore.explain.types import Explanation, ExplanationItem, Target
+from xcore.errors import ConfigError
+from xcore.explain.render import direction_phrase
+from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec, Target
 from xcore.methods.base import Run
 from xcore.study.definition import (CODES, RELATIONAL_KINDS, Condition, Question, Reason, RenderedExplanation,
                                     Study, StudyItem)
 
 GRAPH_KINDS = {"ground_rule", "ground_formula"}
+NEUTRAL_SPEC = ScoreSpec(label="strength", measures="how strongly the reason bears on the prediction, relative to "
+                         "the strongest reason shown (1 = the strongest).", signed=False, directed=True)
+"""The one score every condition's reasons are shown with (graph hover included)."""
+CAPTIONS = {
+    "directed": "Reasons are listed from strongest to weakest. Strength is relative to the strongest reason of "
+                "this explanation (1 = the strongest). Each reason says whether it pushes the prediction up or "
+                "down where the explanation gives a direction.",
+    "undirected": "Reasons are listed from strongest to weakest. Strength is relative to the strongest reason of "
+                  "this explanation (1 = the strongest).",
+}
+"""The neutral caption per score kind; a study shows one caption under every condition (the directed one
+as soon as any condition's scores have directions), so the caption never tells conditions apart."""
+GRAPH_TITLE = "How the reasons connect"
 ItemMode = Literal["random", "stratified", "hand"]
 
 
@@ -90,45 +108,70 @@ def pick_items(sources: list[ConditionSource], n: int, mode: ItemMode = "random"
     return [t for t in targets if t in pick]
 
 
-def _scrub(text: str, names: Iterable[str]) -> str:
-    """`text` with every method/explainer name replaced by a neutral word (blinding)."""
-    for name in sorted({n for n in names if n}, key=len, reverse=True):
-        text = re.sub(re.escape(name), "the model", text, flags=re.IGNORECASE)
-    return text
-
-
 def is_relational(item: ExplanationItem, target_predicate: str | None) -> bool:
-    """A reason is relational when it is a rule or formula linking the prediction to another atom of the
-    target's predicate (another review, another rating): I-Explain's relational vs word features."""
-    if item.kind not in RELATIONAL_KINDS:
-        return False
-    if target_predicate is None or not item.atoms:
-        return True
+    """A reason is relational when it links the prediction to another atom of the target's predicate
+    (another review, another rating): I-Explain's relational vs word features. Decided by the atoms it
+    links, whatever the method calls the item; a lifted rule (no ground atoms) by its kind."""
+    if not item.atoms or target_predicate is None:
+        return item.kind in RELATIONAL_KINDS
     heads = [a for a in item.atoms if (ref := Target.parse(a)) is not None and ref.predicate == target_predicate]
     return len(set(heads)) >= 2
 
 
-def render(exp: Explanation, k: int = 5, graph: bool = True, hide: Iterable[str] = (),
-           show_truth: bool = False) -> RenderedExplanation:
-    """An explanation as participants will see it (method names removed; the true value only when
-    `show_truth`), computed once."""
-    hide = list(hide)
-    plain = Explanation(target=exp.target, target_text=exp.target_text, prediction=exp.prediction,
-                        prediction_kind=exp.prediction_kind,
-                        truth=exp.truth if show_truth else None, items=exp.top(k), ordering="given",
-                        score_spec=exp.score_spec)
+def reason_direction(item: ExplanationItem, spec: ScoreSpec | None) -> int:
+    """Which way a reason pushes the prediction (+1, -1, 0): the item's typed `direction` (set by its
+    explainer); 0 under a score that has no direction. The one place the study reads a direction."""
+    return int(item.direction) if spec is None or spec.directed else 0
+
+
+def strengths(items: list[ExplanationItem]) -> np.ndarray:
+    """|score| relative to the largest |score| shown, rounded to 2 decimals (scales and units of
+    different methods cannot be told apart; 0 when every score is 0)."""
+    mags = np.abs(np.array([it.score for it in items], dtype=float))
+    top = mags.max() if mags.size else 0.0
+    return np.round(mags / top, 2) if top > 0 else np.zeros_like(mags)
+
+
+def caption_for(sources_directed: Iterable[bool]) -> str:
+    """The study's one neutral caption, from the score kinds of its conditions."""
+    return CAPTIONS["directed" if any(sources_directed) else "undirected"]
+
+
+def render(exp: Explanation, k: int = 5, graph: bool = True, show_truth: bool = False, prompt: str | None = None,
+           prediction: float | None = None, caption: str | None = None) -> RenderedExplanation:
+    """An explanation as participants will see it, built from its typed content only (words, direction,
+    relative strength, atoms): no method name, score label, unit, item kind, rule syntax or extras.
+    `prompt` and `prediction` are the study item's (shared by every condition)."""
+    top = exp.top(k)  # the explainer's own top k, shown strongest first (as the caption says)
+    items = [top[i] for i in np.argsort(-np.abs([it.score for it in top]), kind="stable")]
     ref = Target.parse(exp.target)
     predicate = ref.predicate if ref is not None else None
-    reasons = tuple(Reason(natural=_scrub(it.natural or it.text, hide), score=float(it.score),
-                           relational=is_relational(it, predicate)) for it in plain.items)
+    strength = strengths(items)
+    words = [" ".join((it.natural or it.text).split()) for it in items]
+    dirs = [reason_direction(it, exp.score_spec) for it in items]
+    reasons = tuple(Reason(natural=w, score=float(st), relational=is_relational(it, predicate), direction=d)
+                    for it, w, st, d in zip(items, words, strength, dirs))
+    lines = [f"{i}. {r.natural} (strength {r.score:.2f}{', ' + direction_phrase(r.direction) if r.direction else ''})"
+             for i, r in enumerate(reasons, start=1)]
+    head = "The strongest reason:" if len(reasons) == 1 else f"The {len(reasons)} strongest reasons, strongest first:"
+    text = "\n".join([head, *lines]) if reasons else "This explanation gives no reasons."
     figure = None
-    if graph and any(it.kind in GRAPH_KINDS and len(it.atoms) > 1 for it in plain.items):
+    if graph and any(it.kind in GRAPH_KINDS | {"rule"} and len(it.atoms) > 1 for it in items):
         from xcore.viz import explanation_graph_figure
 
-        figure = explanation_graph_figure(plain, k=k, title="How the reasons connect").to_json()
-    caption = _scrub(exp.score_spec.caption(), hide) if exp.score_spec is not None else ""
-    return RenderedExplanation(text=_scrub(explanation_text(plain, k=k), hide), reasons=reasons,
-                               score_caption=caption, graph=figure)
+        neutral = Explanation(
+            target=exp.target, target_text=prompt if prompt is not None else exp.target,
+            prediction=prediction if prediction is not None else exp.prediction,
+            truth=exp.truth if show_truth else None, ordering="given", score_spec=NEUTRAL_SPEC,
+            items=[ExplanationItem("ground_rule" if len(it.atoms) > 1 else "feature", r.natural, r.natural, r.score,
+                                   atoms=list(it.atoms) if len(it.atoms) > 1 else [],
+                                   target_index=it.target_index if len(it.atoms) > 1 else None,
+                                   direction=r.direction)
+                   for it, r in zip(items, reasons)])
+        figure = explanation_graph_figure(neutral, k=k, title=GRAPH_TITLE).to_json()
+    return RenderedExplanation(text=text, reasons=reasons, graph=figure,
+                               score_caption=caption if caption is not None else caption_for(
+                                   [exp.score_spec is None or exp.score_spec.directed]))
 
 
 def build_study(study_id: str, title: str, sources: list[ConditionSource], targets: list[str],
@@ -140,27 +183,21 @@ def build_study(study_id: str, title: str, sources: list[ConditionSource], targe
         raise ConfigError(f"at most {len(CODES)} conditions, got {len(sources)}", field="conditions")
     if not targets:
         raise ConfigError("pick at least one item", field="items")
-    hide = set()
-    for s in sources:
-        hide |= {s.run.method, s.explainer, *s.explainer.split(":")}
-        try:
-            from xcore.methods import REGISTRY
-
-            hide.add(REGISTRY[s.run.method].title)
-        except XcoreError:
-            pass
     conditions = tuple(Condition(code=CODES[i], method=s.run.method, explainer=s.explainer,
                                  settings=s.run.settings_dict, source=s.run_label) for i, s in enumerate(sources))
     sets = [s.explanations() for s in sources]
+    caption = caption_for(es.score_spec is None or es.score_spec.directed for es in sets)
     items = []
     for n, target in enumerate(targets):
         first = sets[0][target] if target in sets[0] else None
         if first is None or any(target not in es for es in sets):
             raise ConfigError(f"{target!r} is not explained under every condition", field="items")
+        prompt = first.target_text or first.target
         items.append(StudyItem(
-            id=f"item{n + 1:03d}", target=target, prompt=first.target_text or first.target,
+            id=f"item{n + 1:03d}", target=target, prompt=prompt,
             prediction=first.prediction, truth=first.truth, correct=is_correct(first, tolerance),
-            explanations={c.code: render(es[target], k=k, graph=graph, hide=hide, show_truth=show_truth)
+            explanations={c.code: render(es[target], k=k, graph=graph, show_truth=show_truth, prompt=prompt,
+                                         prediction=first.prediction, caption=caption)
                           for c, es in zip(conditions, sets)}))
     default_consent = ("You are invited to rate explanations of a model's predictions. Taking part is voluntary; "
                        "you can stop at any time. Your answers are stored without your name.")

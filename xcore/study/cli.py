@@ -1,8 +1,12 @@
-"""Command line of the study mode: `python -m xcore.study build|publish|links|simulate|responses|report|drive`."""
+"""Command line of the study mode: `xcore study build|publish|links|serve|simulate|responses|report|drive`
+(also `python -m xcore.study ...`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,10 +34,10 @@ def parse_dist(values: list[str]) -> dict[str, list[float]]:
     return out
 
 
-def _store(url: str | None):
+def _store(url: str | None, read_only: bool = False):
     from xcore.study.store import StudyStore
 
-    return StudyStore(url)
+    return StudyStore(url, read_only=read_only)
 
 
 def cmd_build(a: argparse.Namespace) -> None:
@@ -85,7 +89,9 @@ def cmd_simulate(a: argparse.Namespace) -> None:
 
 
 def cmd_responses(a: argparse.Namespace) -> None:
-    _store(a.db).responses(a.study).to_csv(a.out, index=False)
+    from xcore.study.export import responses_csv
+
+    Path(a.out).write_text(responses_csv(_store(a.db, read_only=True), a.study), encoding="utf-8", newline="")
     print(f"wrote {a.out}")
 
 
@@ -93,11 +99,57 @@ def cmd_report(a: argparse.Namespace) -> None:
     from xcore.study.analysis import analyse
     from xcore.study.report import html_report
 
-    store = _store(a.db)
+    store = _store(a.db, read_only=True)
     analysis = analyse(store.study(a.study), store.responses(a.study), seed=a.seed)
     Path(a.out).write_text(html_report(analysis), encoding="utf-8")
     print(analysis.tests.to_string(index=False))
     print(f"wrote {a.out}")
+
+
+SERVE_OPTIONS = (
+    ("server.headless", "true"), ("client.showErrorDetails", "none"), ("client.toolbarMode", "viewer"),
+    ("server.fileWatcherType", "none"), ("server.runOnSave", "false"), ("server.enableStaticServing", "false"),
+    ("server.enableXsrfProtection", "true"), ("server.maxUploadSize", "1"), ("browser.gatherUsageStats", "false"),
+)
+"""Streamlit settings of the participant-only server: no error details, tracebacks or developer menu in the
+browser, no file watching, no static files, XSRF protection on."""
+
+
+def participant_app_path() -> Path:
+    """study_app.py (the participant-only app) of the source checkout this package runs from."""
+    candidate = Path(__file__).resolve().parents[2] / "study_app.py"
+    if not candidate.is_file():
+        raise XcoreError("study_app.py was not found next to the xcore package: serving participants needs a "
+                         "source checkout (git clone, then pip install -e .)")
+    return candidate
+
+
+def serve_command(a: argparse.Namespace) -> list[str]:
+    """The streamlit command line of the participant-only server."""
+    command = [sys.executable, "-m", "streamlit", "run", str(participant_app_path()),
+               "--server.port", str(a.port), "--server.address", a.address]
+    for key, value in SERVE_OPTIONS:
+        command += [f"--{key}", value]
+    return command
+
+
+def cmd_serve(a: argparse.Namespace) -> int:
+    """Serve only the participant view (what participant links should point at)."""
+    command = serve_command(a)
+    env = dict(os.environ)
+    if a.db:
+        from xcore.study.store import as_url
+
+        env["XCORE_STUDY_DB"] = as_url(a.db)
+    if a.dry_run:
+        print(shlex.join(command))
+        return 0
+    from xcore.study.store import StudyStore
+
+    StudyStore(env.get("XCORE_STUDY_DB")).dispose()  # fail here, with the reason, not in a participant's browser
+    print(f"participant-only server on http://{a.address}:{a.port}/ (participant links: "
+          f"http://HOST:{a.port}/?study=ID&p=TOKEN)", flush=True)
+    return subprocess.call(command, cwd=participant_app_path().parent, env=env)
 
 
 def cmd_drive(a: argparse.Namespace) -> None:
@@ -116,8 +168,8 @@ def cmd_drive(a: argparse.Namespace) -> None:
     print("done", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m xcore.study", description=__doc__)
+def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
     def db(sp: argparse.ArgumentParser) -> None:
@@ -148,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-n", type=int, default=1)
     s.add_argument("--base-url", default="http://localhost:8501")
     s.set_defaults(fn=cmd_links)
+
+    s = sub.add_parser("serve", help="serve only the participant view (run this for real participants; the "
+                                     "researcher dashboard runs separately with `xcore app`)")
+    db(s)
+    s.add_argument("--port", type=int, default=8502)
+    s.add_argument("--address", default="0.0.0.0", help="address to listen on (default all)")
+    s.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
+    s.set_defaults(fn=cmd_serve)
 
     s = sub.add_parser("simulate", help="fill a study with synthetic participants from known rating distributions")
     db(s)
@@ -181,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
 
     a = p.parse_args(argv)
     try:
-        a.fn(a)
+        code = a.fn(a)
     except (XcoreError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    return 0
+    return int(code or 0)

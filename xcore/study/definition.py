@@ -11,9 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import string
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from xcore.errors import ConfigError, XcoreError
 from xcore.methods.base import config_error
@@ -97,12 +100,48 @@ class Question(StudyModel):
         return self.kind in ("likert", "feature")
 
 
+CHECK_GRAPHS: ContextVar[bool] = ContextVar("xcore_study_check_graphs", default=True)
+
+
+@contextmanager
+def published_graphs() -> Iterator[None]:
+    """Skip the Plotly check while loading a published definition (checked when it was built or imported;
+    the stored digest pins it), so opening a large study stays fast."""
+    token = CHECK_GRAPHS.set(False)
+    try:
+        yield
+    finally:
+        CHECK_GRAPHS.reset(token)
+
+
+def plotly_figure_json(text: str) -> str:
+    """`text` when it is a Plotly figure as JSON (an object with a list of traces, every property valid);
+    ValueError otherwise, naming the first problem."""
+    import plotly.io as pio
+
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"graph is not JSON: {e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data", []), list) or \
+            not isinstance(data.get("layout", {}), dict) or not set(data) <= {"data", "layout", "frames"}:
+        raise ValueError("graph must be a Plotly figure: a JSON object with 'data' (a list of traces) and 'layout'")
+    try:
+        pio.from_json(text, skip_invalid=False)
+    except (ValueError, TypeError, KeyError) as e:
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise ValueError(f"graph is not a valid Plotly figure: {first[:200]}") from None
+    return text
+
+
 class Reason(StudyModel):
-    """One reason of a rendered explanation: its words, score and whether it is relational."""
+    """One reason as participants see it: its words, its strength relative to the strongest reason shown
+    (0..1), whether it is relational, and which way it pushes the prediction (+1, -1, 0 not given)."""
 
     natural: str
     score: float
     relational: bool
+    direction: Literal[-1, 0, 1] = 0
 
 
 class RenderedExplanation(StudyModel):
@@ -113,6 +152,14 @@ class RenderedExplanation(StudyModel):
     score_caption: str = ""
     graph: str | None = None
     """The explanation graph as plotly figure JSON (None when the explanation has no graph)."""
+
+    @field_validator("graph")
+    @classmethod
+    def _plotly_figure(cls, value: str | None) -> str | None:
+        """Refuse a graph that is not a valid Plotly figure (on import, before it is published and frozen)."""
+        if value is None or not CHECK_GRAPHS.get():
+            return value
+        return plotly_figure_json(value)
 
     def has_part(self, question: Question) -> bool:
         """True when this explanation has the part a feature question asks about."""

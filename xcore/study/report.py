@@ -51,13 +51,13 @@ def diverging_figure(analysis: StudyAnalysis, question_id: str) -> go.Figure:
 
 
 def means_figure(analysis: StudyAnalysis, question_id: str = ALL) -> go.Figure:
-    """Mean rating per condition with its bootstrap interval."""
+    """Mean rating per condition with its 95% Student-t interval (over participant means)."""
     m = analysis.means[analysis.means["question_id"] == question_id]
     fig = go.Figure(go.Scatter(x=m["mean"], y=[f"Explanation {c}" for c in m["condition"]], mode="markers",
                                marker=dict(size=12), error_x=dict(type="data", symmetric=False,
                                                                   array=m["ci_high"] - m["mean"],
                                                                   arrayminus=m["mean"] - m["ci_low"])))
-    fig.update_layout(title=f"Mean rating, 95% bootstrap interval ({question_id})", xaxis_title="mean rating",
+    fig.update_layout(title=f"Mean rating, 95% t interval ({question_id})", xaxis_title="mean rating",
                       height=160 + 40 * len(m), margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
@@ -74,7 +74,9 @@ def html_report(analysis: StudyAnalysis) -> str:
     parts = [f"<h1>{html.escape(s.title)}</h1>",
              f"<p>Study <code>{html.escape(s.id)}</code>, {s.design}-subject design, {len(s.items)} items, "
              f"seed {s.seed}, definition digest <code>{s.digest()[:16]}</code>. {analysis.n_participants} "
-             f"participants answered; {len(analysis.excluded)} left out for failed attention checks.</p>",
+             f"participants answered; {len(analysis.excluded)} left out for failed attention checks."
+             + (f" <b>{analysis.orphan_answers} answers of {analysis.orphans} participants whose enrolment row is "
+                "missing (orphans) are included.</b>" if analysis.orphans else "") + "</p>",
              "<h2>Conditions (unblinded)</h2>", _table(conds), "<h2>Response counts</h2>", _table(analysis.counts)]
     first = True
     parts.append("<h2>Rating distributions</h2>")
@@ -84,8 +86,9 @@ def html_report(analysis: StudyAnalysis) -> str:
                                                                    include_plotlyjs="inline" if first else False))
             first = False
     parts.append(means_figure(analysis).to_html(full_html=False, include_plotlyjs="inline" if first else False))
-    parts += ["<h2>Means (participant-level, 95% bootstrap intervals)</h2>", _table(analysis.means),
-              "<h2>Tests between conditions (two-sided; Holm-adjusted p)</h2>", _table(analysis.tests)]
+    parts += ["<h2>Means (participant-level, 95% Student-t intervals)</h2>", _table(analysis.means),
+              "<h2>Tests between conditions (two-sided; Holm-adjusted p; difference of means with its 95% Welch "
+              "or paired t interval)</h2>", _table(analysis.tests)]
     if len(analysis.parts):
         parts += ["<h2>Relational vs non-relational parts (Wilcoxon signed-rank)</h2>", _table(analysis.parts)]
     parts += ["<h2>Time per item (seconds)</h2>", _table(analysis.times)]

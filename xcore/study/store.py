@@ -1,41 +1,51 @@
 """Study storage with SQLAlchemy Core: published studies, participants (hashed tokens), append-only answers.
 
-SQLite by default (WAL, synchronous=FULL, BEGIN IMMEDIATE, so concurrent writers queue instead of
-failing), any SQLAlchemy URL otherwise. Each item screen is stored in one transaction; response rows
-are never updated or deleted (SQLite triggers enforce it); a unique key (participant, position,
-question) makes a replayed submission fail instead of duplicating. The schema is versioned
-(`SCHEMA_VERSION`, `MIGRATIONS`) and old databases are migrated on open.
+SQLite by default (WAL, synchronous=FULL; writes start with BEGIN IMMEDIATE so concurrent writers
+queue instead of failing, reads are plain deferred transactions that never wait behind a writer), any
+SQLAlchemy URL otherwise. Each item screen is stored in one transaction; no stored row is ever deleted
+and only a study's `closed` flag is ever updated (SQLite triggers enforce it on every table; other
+databases rely on the grants described in the README); a unique key (participant, position, question)
+makes a replayed submission fail instead of duplicating. The schema is versioned (`SCHEMA_VERSION`,
+`MIGRATIONS`); opening a current database writes nothing (a read-only copy opens), an old one is
+migrated on open.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import secrets
+import sqlite3
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import pandas as pd
 from sqlalchemy import (Boolean, Column, Connection, Engine, ForeignKey, Integer, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, func, insert, inspect, select, update)
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from xcore import __version__
 from xcore.errors import ConfigError, XcoreError
-from xcore.study.definition import Question, Study
+from xcore.study.definition import Question, Study, published_graphs
 from xcore.study.design import participant_plan
 
+LOG = logging.getLogger(__name__)
 SCHEMA_VERSION = 2
 DB_ENV = "XCORE_STUDY_DB"
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "xcore_study.sqlite"
 CONSENT_POSITION = -1
 MAX_TEXT = 2000
 MAX_RESPONSE_MS = 24 * 3600 * 1000
+BUSY_TIMEOUT_S = 30.0
+UNAVAILABLE = "the study database is busy or unavailable right now; please try again in a moment"
+"""What a participant or researcher is told when the database cannot be read or written (no path, no SQL)."""
 
 
 class StudyError(XcoreError):
@@ -55,7 +65,14 @@ class SubmissionRejected(StudyError):
 
 
 class ReplayRejected(SubmissionRejected):
-    """A submission for a screen that is already answered (a replay or a double click)."""
+    """A submission for a screen that is already answered (a replay, a double click or another tab).
+
+    `identical` is True when the stored answers equal the rejected ones (a double click: nothing is
+    lost) and False when they differ (another tab answered first: the participant must be told)."""
+
+    def __init__(self, message: str, identical: bool = True) -> None:
+        super().__init__(message)
+        self.identical = identical
 
 
 metadata = MetaData()
@@ -94,14 +111,25 @@ responses = Table(
     UniqueConstraint("participant_id", "position", "question_id", name="uq_one_answer"),
 )
 RESPONSE_COLUMNS = ("participant", "study_id", "position", "item_id", "condition_code", "question_id", "answer",
-                    "response_ms", "answered_at", "app_version")
+                    "response_ms", "answered_at", "app_version", "orphan")
 
-APPEND_ONLY_TRIGGERS = (
-    "CREATE TRIGGER IF NOT EXISTS xs_responses_no_update BEFORE UPDATE ON xs_responses "
-    "BEGIN SELECT RAISE(ABORT, 'responses are append-only'); END",
-    "CREATE TRIGGER IF NOT EXISTS xs_responses_no_delete BEFORE DELETE ON xs_responses "
-    "BEGIN SELECT RAISE(ABORT, 'responses are append-only'); END",
-)
+def _refuse(name: str, when: str, table: str, why: str) -> tuple[str, str]:
+    return name, f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {when} ON {table} BEGIN SELECT RAISE(ABORT, '{why}'); END"
+
+
+PROTECT_TRIGGERS: dict[str, str] = dict([
+    _refuse("xs_responses_no_update", "UPDATE", "xs_responses", "responses are append-only"),
+    _refuse("xs_responses_no_delete", "DELETE", "xs_responses", "responses are append-only"),
+    _refuse("xs_participants_no_update", "UPDATE", "xs_participants", "participants are append-only"),
+    _refuse("xs_participants_no_delete", "DELETE", "xs_participants", "participants are append-only"),
+    _refuse("xs_studies_frozen", "UPDATE OF id, title, digest, definition, published_at", "xs_studies",
+            "published studies are frozen"),
+    _refuse("xs_studies_no_delete", "DELETE", "xs_studies", "published studies are never deleted"),
+    _refuse("xs_meta_no_update", "UPDATE", "xs_meta", "the schema row changes only by migration"),
+    _refuse("xs_meta_no_delete", "DELETE", "xs_meta", "the schema row changes only by migration"),
+])
+"""SQLite triggers protecting every study table: rows are only ever added, except a study's `closed` flag."""
+APPEND_ONLY_TRIGGERS = tuple(PROTECT_TRIGGERS.values())
 
 
 def _v1_to_v2(conn: Connection) -> None:
@@ -134,24 +162,46 @@ def as_url(value: str) -> str:
     return value if "://" in value else f"sqlite:///{Path(value).resolve()}"
 
 
-def _sqlite_engine(url: str) -> Engine:
-    memory = url in ("sqlite://", "sqlite:///:memory:")
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
-                           **({"poolclass": StaticPool} if memory else {}))
+WRITE = "xcore_write"
+"""Execution option marking a connection that writes (its transaction starts with BEGIN IMMEDIATE)."""
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (None for an in-memory database)."""
+    from sqlalchemy.engine import make_url
+
+    database = make_url(url).database
+    return None if database in (None, "", ":memory:") else Path(database)
+
+
+def _sqlite_engine(url: str, read_only: bool = False, busy_timeout: float = BUSY_TIMEOUT_S) -> Engine:
+    path = sqlite_path(url)
+    memory = path is None
+    options: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+    if read_only and path is not None:
+        # mode=ro never writes; an archived copy in a read-only folder without its -wal file is opened
+        # immutable (nothing else can be writing it)
+        frozen = not Path(f"{path}-wal").exists() and not os.access(path.parent, os.W_OK)
+        uri = f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if frozen else ''}"
+        options["creator"] = lambda: sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False)
+    engine = create_engine(url, connect_args={"timeout": busy_timeout, "check_same_thread": False}, **options)
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # let SQLAlchemy's BEGIN below start transactions
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=FULL")
+        if not read_only:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock up front: no upgrade deadlocks
+        # writers take the write lock up front (no upgrade deadlocks); readers take a WAL snapshot and
+        # never wait behind a writer
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE) else "BEGIN")
 
     return engine
 
@@ -172,10 +222,17 @@ class StudyStore:
 
     _studies_cache: dict[str, Study]
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, read_only: bool = False, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
         self.url = as_url(url) if url else default_url()
+        self.read_only = read_only
         try:
-            self.engine = _sqlite_engine(self.url) if self.url.startswith("sqlite") else create_engine(self.url)
+            if self.url.startswith("sqlite"):
+                path = sqlite_path(self.url)
+                if read_only and path is not None and not path.is_file():
+                    raise StudyError(f"cannot open the study database {self._safe_url()}: no such file")
+                self.engine = _sqlite_engine(self.url, read_only, busy_timeout)
+            else:
+                self.engine = create_engine(self.url)
             self._migrate()
         except ImportError as e:
             raise StudyError(f"cannot open the study database {self._safe_url()}: its driver is not installed "
@@ -185,6 +242,31 @@ class StudyStore:
                              f"{str(e).splitlines()[0]}") from None
         self._studies_cache = {}
         self._lock = threading.Lock()
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A read transaction (deferred: never waits behind a writer); storage errors become `StudyError`."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except SQLAlchemyError as e:
+            LOG.warning("study database read failed: %s", e)
+            raise StudyError(UNAVAILABLE) from None
+
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """A write transaction (BEGIN IMMEDIATE on SQLite); refused on a read-only store; a database that
+        stays locked or cannot be written becomes `StudyError` (integrity errors pass to the caller)."""
+        if self.read_only:
+            raise StudyError("this study database was opened read-only")
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(**{WRITE: True})
+                with conn.begin():
+                    yield conn
+        except OperationalError as e:  # locked past the busy timeout, disk full, read-only file
+            LOG.warning("study database write failed: %s", e)
+            raise StudyError(UNAVAILABLE) from None
 
     def _safe_url(self) -> str:
         from sqlalchemy.engine import make_url
@@ -196,7 +278,7 @@ class StudyStore:
 
     # ------------------------------------------------------------------ schema
     def schema_version(self) -> int:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             return self._version(conn)
 
     @staticmethod
@@ -206,8 +288,30 @@ class StudyStore:
         row = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "schema_version")).first()
         return int(row[0]) if row else 0
 
+    def _current(self, conn: Connection) -> bool:
+        """True when the database is at `SCHEMA_VERSION` with every table (and, on SQLite, every trigger)."""
+        if self._version(conn) != SCHEMA_VERSION:
+            return False
+        names = set(inspect(conn).get_table_names())
+        if not set(metadata.tables) <= names:
+            return False
+        if conn.dialect.name == "sqlite":
+            have = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+            return set(PROTECT_TRIGGERS) <= have
+        return True
+
     def _migrate(self) -> None:
-        with self.engine.begin() as conn:
+        """Create or upgrade the schema; a current database is only read (so a read-only copy, a full disk
+        or a busy writer does not stop it opening)."""
+        with self.engine.connect() as conn:
+            if self._current(conn):
+                return
+        if self.read_only:
+            raise StudyError(f"the study database needs upgrading to schema version {SCHEMA_VERSION}; "
+                             "open it once writable")
+        with self.writing() as conn:
+            if self._current(conn):  # another process migrated it meanwhile
+                return
             version = self._version(conn)
             has_responses = inspect(conn).has_table("xs_responses")
             if version == 0 and has_responses:
@@ -215,23 +319,27 @@ class StudyStore:
             if version > SCHEMA_VERSION:
                 raise StudyError(f"the study database has schema version {version}, newer than this xcore "
                                  f"({SCHEMA_VERSION}); upgrade xcore")
+            sqlite = conn.dialect.name == "sqlite"
+            if sqlite:
+                for name in ("xs_meta_no_update", "xs_meta_no_delete"):
+                    conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
             if version:
                 while version < SCHEMA_VERSION:
                     MIGRATIONS[version](conn)
                     version += 1
             metadata.create_all(conn)
-            if conn.dialect.name == "sqlite":
-                for ddl in APPEND_ONLY_TRIGGERS:
-                    conn.exec_driver_sql(ddl)
             conn.execute(meta_table.delete().where(meta_table.c.key == "schema_version"))
             conn.execute(insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION)))
+            if sqlite:
+                for ddl in PROTECT_TRIGGERS.values():
+                    conn.exec_driver_sql(ddl)
 
     # ------------------------------------------------------------------ studies (researcher)
     def publish(self, study: Study) -> str:
         """Store a study definition, frozen; publishing the same definition again is a no-op, another
         definition under a used id is refused. Returns the digest."""
         digest = study.digest()
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             row = conn.execute(select(studies.c.digest).where(studies.c.id == study.id)).first()
             if row is not None:
                 if row[0] != digest:
@@ -248,11 +356,12 @@ class StudyStore:
         with self._lock:
             if study_id in self._studies_cache:
                 return self._studies_cache[study_id]
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(studies.c.definition, studies.c.digest).where(studies.c.id == study_id)).first()
         if row is None:
             raise StudyError(f"no study {study_id!r} is published")
-        study = Study.from_json(row[0])
+        with published_graphs():
+            study = Study.from_json(row[0])
         if study.digest() != row[1]:
             raise StudyError(f"study {study_id!r} does not match its stored digest: the definition was altered")
         with self._lock:
@@ -271,12 +380,12 @@ class StudyStore:
              .select_from(studies.outerjoin(n_part, n_part.c.study_id == studies.c.id)
                           .outerjoin(n_resp, n_resp.c.study_id == studies.c.id))
              .order_by(studies.c.published_at))
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(q).all()
         return pd.DataFrame(rows, columns=["id", "title", "published_at", "closed", "participants", "answers"])
 
     def is_closed(self, study_id: str) -> bool:
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(studies.c.closed).where(studies.c.id == study_id)).first()
         if row is None:
             raise StudyError(f"no study {study_id!r} is published")
@@ -285,7 +394,7 @@ class StudyStore:
     def close(self, study_id: str, closed: bool = True) -> None:
         """Close a study to new answers (or reopen it)."""
         self.study(study_id)
-        with self.engine.begin() as conn:
+        with self.writing() as conn:
             conn.execute(update(studies).where(studies.c.id == study_id).values(closed=bool(closed)))
 
     def add_participants(self, study_id: str, n: int) -> list[str]:
@@ -297,7 +406,7 @@ class StudyStore:
         tokens = ["p" + secrets.token_urlsafe(24) for _ in range(n)]
         for attempt in range(20):
             try:
-                with self.engine.begin() as conn:
+                with self.writing() as conn:
                     start = conn.execute(select(func.coalesce(func.max(participants.c.number) + 1, 0))
                                          .where(participants.c.study_id == study_id)).scalar_one()
                     conn.execute(insert(participants), [
@@ -306,27 +415,38 @@ class StudyStore:
                 return tokens
             except IntegrityError:
                 continue  # another researcher session enrolled at the same moment: take the next numbers
+            except SQLAlchemyError as e:
+                LOG.warning("enrolling participants failed: %s", e)
+                raise StudyError(UNAVAILABLE) from None
         raise StudyError("could not enrol participants (the database stayed busy)")
 
     def responses(self, study_id: str, include_consent: bool = False) -> pd.DataFrame:
-        """Every stored answer of a study (researcher only), oldest first; columns `RESPONSE_COLUMNS`."""
-        q = (select(participants.c.number.label("participant"), responses.c.study_id, responses.c.position,
+        """Every stored answer of a study (researcher only), oldest first; columns `RESPONSE_COLUMNS`.
+
+        An answer whose participant row is missing (an orphan: the row was deleted outside xcore) is kept,
+        with `orphan` True and participant = -(its participant key), so it is counted, never dropped."""
+        orphan = participants.c.id.is_(None)
+        q = (select(func.coalesce(participants.c.number, -responses.c.participant_id).label("participant"),
+                    responses.c.study_id, responses.c.position,
                     responses.c.item_id, responses.c.condition_code, responses.c.question_id, responses.c.answer,
-                    responses.c.response_ms, responses.c.answered_at, responses.c.app_version)
-             .join(participants, participants.c.id == responses.c.participant_id)
+                    responses.c.response_ms, responses.c.answered_at, responses.c.app_version,
+                    orphan.label("orphan"))
+             .select_from(responses.outerjoin(participants, participants.c.id == responses.c.participant_id))
              .where(responses.c.study_id == study_id).order_by(responses.c.id))
         if not include_consent:
             q = q.where(responses.c.position >= 0)
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             rows = conn.execute(q).all()
-        return pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
+        frame = pd.DataFrame(rows, columns=list(RESPONSE_COLUMNS))
+        frame["orphan"] = frame["orphan"].astype(bool)
+        return frame
 
     # ------------------------------------------------------------------ participants
     def participant(self, study_id: str, token: str) -> "ParticipantSession":
         """The session a participant link opens; an unknown token (or one of another study) is refused."""
         if not isinstance(token, str) or not 10 <= len(token) <= 100:
             raise AccessDenied("this participant link is not valid")
-        with self.engine.connect() as conn:
+        with self.reading() as conn:
             row = conn.execute(select(participants.c.id, participants.c.number, participants.c.study_id)
                                .where(participants.c.token_hash == token_hash(token))).first()
         if row is None or not hmac.compare_digest(str(row[2]).encode(), str(study_id).encode()):
@@ -358,7 +478,7 @@ class ParticipantSession:
 
     def progress(self) -> tuple[bool, int]:
         """(consent given, next position to answer); next == total when finished."""
-        with self._store.engine.connect() as conn:
+        with self._store.reading() as conn:
             done = self._positions(conn)
         consented = CONSENT_POSITION in done
         answered = [p for p in done if p >= 0]
@@ -398,7 +518,7 @@ class ParticipantSession:
                require_consent: bool = True) -> None:
         at = now_utc()
         try:
-            with self._store.engine.begin() as conn:
+            with self._store.writing() as conn:
                 closed = conn.execute(select(studies.c.closed).where(studies.c.id == self.study.id)).scalar_one()
                 if closed:
                     raise StudyClosed("this study is closed: it no longer accepts answers")
@@ -406,7 +526,8 @@ class ParticipantSession:
                 if require_consent and CONSENT_POSITION not in done:
                     raise SubmissionRejected("consent has not been given yet")
                 if position in done:
-                    raise ReplayRejected(f"screen {position + 1} is already answered")
+                    raise ReplayRejected(f"screen {position + 1} is already answered",
+                                         identical=self._stored(conn, position) == dict(values))
                 answered = [p for p in done if p >= 0]
                 expected = max(answered) + 1 if answered else 0
                 if position >= 0 and position != expected:
@@ -417,9 +538,18 @@ class ParticipantSession:
                      "response_ms": response_ms, "answered_at": at, "app_version": __version__}
                     for qid, value in values.items()])
         except IntegrityError:
-            raise ReplayRejected(f"screen {position + 1} is already answered") from None
+            with self._store.reading() as conn:
+                same = self._stored(conn, position) == dict(values)
+            raise ReplayRejected(f"screen {position + 1} is already answered", identical=same) from None
         except SQLAlchemyError as e:
-            raise StudyError(f"the answer could not be stored: {e.__class__.__name__}") from None
+            LOG.warning("storing an answer failed: %s", e)
+            raise StudyError(UNAVAILABLE) from None
+
+    def _stored(self, conn: Connection, position: int) -> dict[str, str]:
+        """The answers stored for one screen of this participant, by question id."""
+        q = select(responses.c.question_id, responses.c.answer).where(responses.c.participant_id == self._row_id,
+                                                                      responses.c.position == position)
+        return {str(r[0]): str(r[1]) for r in conn.execute(q)}
 
     def answers(self) -> pd.DataFrame:
         """This participant's own answers (never anyone else's)."""
@@ -427,7 +557,7 @@ class ParticipantSession:
                     responses.c.response_ms, responses.c.answered_at)
              .where(responses.c.participant_id == self._row_id, responses.c.position >= 0)
              .order_by(responses.c.id))
-        with self._store.engine.connect() as conn:
+        with self._store.reading() as conn:
             rows = conn.execute(q).all()
         return pd.DataFrame(rows, columns=["position", "item_id", "question_id", "answer", "response_ms",
                                            "answered_at"])
