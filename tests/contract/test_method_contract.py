@@ -209,7 +209,7 @@ def _views_of(exp, name):
     from xcore.viz import ranked_bar_figure
 
     return (ranked_bar_figure(exp, k=5), item_table(exp, 5), explanation_text(exp, k=5),
-            card_body(exp, k=5), render(exp, k=5).text)
+            card_body(exp, k=5), render(exp, k=5))
 
 
 def test_every_view_states_the_items_own_direction(fitted):
@@ -227,14 +227,18 @@ def test_every_view_states_the_items_own_direction(fitted):
                 label = LEGEND[it.direction]
                 assert any(y.startswith(f"{rank}.") for y in by_trace.get(label, [])), (name, rank, label)
                 assert table.loc[rank - 1, "direction"] == label
-            for words in (text, study):
-                lines = [ln for ln in words.splitlines() if ln[:2].rstrip(".").isdigit()]
-                for line, it in zip(lines, [i for i in top if i.score != 0 or i.direction != 0]):
-                    phrase = direction_phrase(it.direction)
-                    if phrase:
-                        assert phrase in line, (name, line)
-                    other = direction_phrase(-it.direction) if it.direction else "pushes it"
-                    assert other not in line, (name, line)
+            lines = [ln for ln in text.splitlines() if ln[:2].rstrip(".").isdigit()]
+            for line, it in zip(lines, [i for i in top if i.score != 0 or i.direction != 0]):
+                phrase = direction_phrase(it.direction)
+                if phrase:
+                    assert phrase in line, (name, line)
+                other = direction_phrase(-it.direction) if it.direction else "pushes it"
+                assert other not in line, (name, line)
+            by_words = {" ".join((it.natural or it.text).split()): it.direction for it in top}
+            for reason, line in zip(study.reasons, study.text.splitlines()[1:]):  # the participant's screen
+                want = by_words[reason.natural] if exps.score_spec is None or exps.score_spec.directed else 0
+                assert reason.direction == want, (name, reason)
+                assert (direction_phrase(want) in line) if want else ("pushes it" not in line), (name, line)
             assert "pushes it" not in card or any(it.direction for it in top)
 
 
