@@ -303,7 +303,9 @@ class _Parser:
                     dot,
                 )
         filters: list[FilterClause] = []
+        filter_tokens: list[Token] = []
         while self.tok.kind == "{" and kind == "arithmetic":
+            filter_tokens.append(self.tok)
             filters.append(self.filter_clause())
         if self.tok.kind == "{":
             raise self.fail("filter clauses ({X: ...}) belong to arithmetic rules with summation atoms")
@@ -315,7 +317,7 @@ class _Parser:
                 f"missing weight (e.g. {example}) or a final '.' for a hard constraint"
             )
         if kind == "arithmetic":
-            self._check_summation(terms, constant, filters)
+            self._check_summation(terms, constant, filters, filter_tokens)
             return ArithmeticRule(weight=weight, squared=squared, terms=terms, constant=constant,
                                   relation=relation, filters=tuple(filters))
         return Rule(body=body, head=head, weight=weight, squared=squared, dialect=self.dialect,
@@ -794,30 +796,39 @@ class _Parser:
             out = tuple(a + (o,) for a in out for o in options)
         return out
 
-    def _check_summation(self, terms, constant, filters: list[FilterClause]) -> None:
+    def _token_after(self, kind: str, name: str) -> Token:
+        """The first `kind` token directly followed by the identifier `name` (for error positions)."""
+        for i, t in enumerate(self.tokens[:-1]):
+            if t.kind == kind and self.tokens[i + 1].kind == IDENT and self.tokens[i + 1].text == name:
+                return t
+        return self.tokens[0]
+
+    def _check_summation(self, terms, constant, filters: list[FilterClause], filter_tokens: list[Token]) -> None:
         """PSL's checks on summation variables, cardinalities and filters (ArithmeticRuleExpression)."""
         sums: list[str] = [v.name for _, a in terms for v in a.sum_variables]
         plain = {v.name for _, a in terms for v in a.variables}
         for name in sums:
             if sums.count(name) > 1:
-                raise self.fail(f"summation variable +{name} appears more than once; each must be unique", self.tokens[0])
+                raise self.fail(f"summation variable +{name} appears more than once; each must be unique",
+                                self._token_after("+", name))
             if name in plain:
                 raise self.fail(f"summation variable +{name} cannot also be used as a normal variable ({name})",
-                                self.tokens[0])
+                                self._token_after("+", name))
         used = set().union(*(c.cardinalities() for c in [*(c for c, _ in terms), constant] if isinstance(c, CoefExpr)))
         for name in sorted(used - set(sums)):
-            raise self.fail(f"cardinality |{name}| needs a summation variable +{name} in the rule", self.tokens[0])
-        for f in filters:
+            raise self.fail(f"cardinality |{name}| needs a summation variable +{name} in the rule",
+                            self._token_after("|", name))
+        for f, tok in zip(filters, filter_tokens):
             if f.variable not in sums:
                 raise self.fail(f"filter on {f.variable}: filter variables must be summation variables (+{f.variable})",
-                                self.tokens[0])
+                                tok)
             for conj in f.dnf:
                 for x in conj:
                     vs = x.atom.variables if isinstance(x, Literal) else x.variables
                     for v in vs:
                         if v.name != f.variable and v.name not in plain:
                             raise self.fail(f"variable {v.name} of the filter on {f.variable} is neither {f.variable} "
-                                            "nor a variable of the rule's atoms", self.tokens[0])
+                                            "nor a variable of the rule's atoms", tok)
 
     def _argument(self, summation: bool):
         """A term, or (in an arithmetic rule) a summation variable ``+X``."""
