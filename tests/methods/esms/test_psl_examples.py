@@ -95,7 +95,7 @@ def write_synthetic_data(project_file: Path, seed: int = 0, reflexive_targets: b
         if refs["targets"]:
             cut = len(keys) // 3 if refs["obs"] and spec.name not in targets_only else 0
             obs_keys, target_keys = keys[:cut], keys[cut:]
-            if not reflexive_targets:  # observed (as 1) instead, so every atom a rule names exists
+            if not reflexive_targets and refs["obs"]:  # observed (as 1) instead, so every atom a rule names exists
                 obs_keys += [k for k in target_keys if len(set(k)) == 1]
                 target_keys = [k for k in target_keys if len(set(k)) > 1]
         else:
@@ -487,9 +487,12 @@ def test_command_as_a_subprocess_writes_psl_files(tmp_path):
 
 # ---------------------------------------------------------------------- Java PSL
 @pytest.mark.slow
-@pytest.mark.parametrize("project", ["simple-acquaintances-json", "trust-prediction"])
+@pytest.mark.parametrize("project", ["simple-acquaintances-json", "trust-prediction", "citeseer-json",
+                                     "social-network-analysis", "user-modeling"])
 def test_values_match_java_psl(tmp_path, project):
-    """Java PSL (the jar bundled in pslpython) on the same unchanged project and data: same energy."""
+    """Java PSL (the jar bundled in pslpython) on the same unchanged project and data: same energy.
+    Both engines only infer here (the learn data is left out of Java's config: its runtime would
+    learn first), so that the comparison is of grounding and MAP inference."""
     jar = java_psl_jar()
     if jar is None:
         pytest.skip("Java or pslpython's PSL jar is not available")
@@ -497,8 +500,13 @@ def test_values_match_java_psl(tmp_path, project):
     root = copy_project(main_file, tmp_path)
     path = root / main_file.split("/", 1)[1]
     domain = tuple(str(i) for i in range(5))
-    atoms = write_synthetic_data(path, seed=len(project), reflexive_targets=False, domain=domain)
+    atoms = write_synthetic_data(path, seed=len(project), reflexive_targets=False, domain=domain,
+                                 targets_only=hard_summation_predicates(path, None, root))
     doc = lenient_loads(path.read_text(), str(path))
+    for spec in doc["predicates"].values():
+        for part in ("observations", "targets", "truth"):
+            if isinstance(spec, dict) and isinstance(spec.get(part), dict):
+                spec[part] = {k: v for k, v in spec[part].items() if k != "learn"}
     doc["options"] = {**doc.get("options", {}), "runtime.db.intids": False, "runtime.log.level": "WARN",
                       "admmreasoner.epsilonabs": 1e-8, "admmreasoner.epsilonrel": 1e-8,
                       "admmreasoner.maxiterations": 100000, "reasoner.objectivebreak": False,
@@ -517,8 +525,10 @@ def test_values_match_java_psl(tmp_path, project):
     ours = read_outputs(tmp_path / "out", index, names)
     java = read_outputs(tmp_path / "java_out", index, names)
     assert violation(hard, java) < 1e-3
-    # Atoms in no active potential may take any value (PSL leaves them where ADMM started), so
-    # the engines are compared on the objective: both optimal under the same grounding.
-    assert energy(soft, ours) <= energy(soft, java) + 1e-6 * (1 + energy(soft, java))
+    # The values agree to 1e-3, or, where the optimum is not unique (atoms in no active potential
+    # may take any value; PSL leaves them where ADMM started), the engines are compared on the
+    # objective: both optimal under the same grounding.
+    if np.abs(ours - java).max() > 1e-3:
+        assert energy(soft, ours) <= energy(soft, java) + 1e-6 * (1 + energy(soft, java))
     assert energy(soft, java) == pytest.approx(energy(soft, ours), rel=1e-4, abs=1e-5)
     assert len(soft) > 50
