@@ -216,6 +216,9 @@ def map_qp(prog: HingeProgram) -> MAPResult:
     upper = np.concatenate([-prog.b, -prog.d])
     lower = np.concatenate([np.full(m, -np.inf), np.where(prog.equality, -prog.d, -np.inf)])
     h = new_highs()  # output off, one thread (HiGHS keeps one scheduler per process)
+    # HiGHS's active-set QP can cycle for ever on small degenerate programs (a 4-atom learning
+    # sub-problem with two equality rows did); its iteration cap ends such a run, and ADMM solves it.
+    h.setOptionValue("qp_iteration_limit", int(max(10_000, 20 * (n + m + G.shape[0]))))
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + m, G.shape[0]
