@@ -265,6 +265,9 @@ PROGRAMS = {
                         "0.3: HasCat(A, C) <= 0", "0.5: Pref(A, C) - HasCat(A, C) <= 0"],
     "soft-sum-squared": ["2: HasCat(A, +C) = 1 ^2", "1: Link(A, B) + HasCat(B, C) - HasCat(A, C) <= 1 ^2",
                          "1: HasCat(A, +C) <= |C| / 2 ^2 {C: Nice(C)}", "0.2: HasCat(A, C) <= 0 ^2"],
+    # hard rows over one atom are bounds: L-BFGS-B keeps them in its box (no hand-over to the QP)
+    "bounds-squared": ["HasCat(A, 'c3') >= 0.2 .", "HasCat('p1', C) <= 0.3 .", "2: HasCat(A, +C) = 1 ^2",
+                       "1: HasCat(A, C) >= 1 ^2", "1: Pref(A, C) - HasCat(A, C) <= -0.5 ^2"],
     "hard-filter-squared": ["HasCat(A, +C) <= 1 . {C: !Pref(A, C)}", "1: HasCat(A, C) >= 1 ^2",
                             "1: 2 * Nice(+C) + HasCat(A, 'c2') >= 1 ^2", "0.5: HasCat(+P, C) <= 1 ^2"],
 }
@@ -284,6 +287,10 @@ def test_each_solver_reaches_the_direct_optimum(name, method):
             model.infer(method="lbfgs")
         return
     res = model.infer(method=method, warm_start=False)
+    if name == "bounds-squared":
+        assert model.infer(method="auto", warm_start=False).method == "lbfgs"
+    if method == "lbfgs":
+        assert res.method == ("lbfgs→qp" if name == "hard-filter-squared" else "lbfgs")
     viol = max([abs(a @ res.y + d) if eq else max(0.0, a @ res.y + d) for a, d, eq in hard] or [0.0])
     assert viol < 1e-4
     assert _energy(res.y, soft) == pytest.approx(best, abs=1e-4, rel=1e-4)
