@@ -116,8 +116,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     t0 = time.perf_counter()
     lo, hi, _ = bounds3
     x0 = np.clip(_start(prog, y0), lo, hi)
-    if prog.n_atoms == 0:
-        return MAPResult(x0, prog.energy(x0), 0, 0.0, "lbfgs", True)
+    if prog.n_atoms == 0 or (hi - lo <= 0).all():  # nothing to optimise (every atom fixed by a hard rule)
+        return MAPResult(x0, prog.energy(x0), 0, time.perf_counter() - t0, "lbfgs", True)
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
@@ -129,7 +129,7 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     for _ in range(20):
         res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10})
-        nit += int(res.nit)
+        nit += int(res.get("nit", 0))  # scipy omits it when its own presolve ends the run
         y = np.clip(res.x, lo, hi)
         if prog.kkt_residual(y, lo, hi) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
             break
