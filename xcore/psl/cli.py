@@ -9,6 +9,11 @@ shaped as PSL writes them: ``<PREDICATE IN UPPER CASE>.txt``, one line per targe
 arguments then its value, tab-separated. Without ``--output`` the values are printed as PSL
 prints them (``KNOWS('Anna', 'Bob') = 0.8``). ``--eval`` prints metrics against the truth.
 
+Which steps run is decided as PSL does (`xcore.psl.learn_command.runtime_steps`, printed as
+``steps: ...`` on stderr): a config with learn data learns first with its ``runtime.learn.method``
+(default StructuredPerceptron), a ``.data`` file only with ``--learn`` (default MaxLikelihoodMPE);
+``--no-learn`` turns learning off.
+
 Weight learning (``--learn [METHOD]``, `xcore.psl.weight_learning`) runs as PSL users run it: learn
 the soft rules' weights on the learn split (its observations and the truth of its targets), write
 the learned rules in PSL's syntax to ``DIR/<project>-learned.psl`` (or the

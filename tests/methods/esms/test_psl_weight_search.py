@@ -121,6 +121,7 @@ def test_categorical_evaluator_scores_the_top_category_per_entity():
 
 
 # ------------------------------------------------------------------ learning against a brute-force search
+@pytest.mark.slow
 def test_grid_search_learns_the_weights_a_brute_force_scan_finds(tmp_path):
     project = read_project(config=str(write_project(tmp_path)))
     options = {"gridsearch.weights": "0.1:1:10"}
