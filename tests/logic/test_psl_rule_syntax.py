@@ -53,10 +53,11 @@ def test_comparisons_are_kept_as_conditions():
 
 
 @pytest.mark.parametrize("text, column, words", [
-    ("HasCat(A, +C) = 1 .", 11, "summation atoms (+C)"),
-    ("1: A(X) + B(X) <= 1 {X: C(X)}", 21, "filter clauses"),
+    ("1: A(X, +C) -> B(X)", 9, "summation variables (+X) only appear in the atoms of arithmetic rules"),
+    ("1: A(X) + B(X) <= 1 {X: C(X)}", 21, "filter variables must be summation variables"),
+    ("1: A(X) -> B(X) {X: C(X)}", 17, "filter clauses ({X: ...}) belong to arithmetic rules"),
     ("1: A(f(X)) -> B(X)", 6, "functional terms"),
-    ("1: @Max[A(X), 0] <= 1", 4, "@Max"),
+    ("1: @Max[A(X), 0] <= 1", 9, "expected a coefficient"),
     ("1: A(X) & (Y != X) -> B(X)", 11, "variable Y"),
     ("1: A(X) -> B(X) | (X != Y)", 19, "belong in the body"),
     ("1: ~A(X) + B(X) <= 1", 4, "negation is not allowed"),

@@ -57,6 +57,16 @@ class Constant:
         return self.text()
 
 
+@dataclass(frozen=True)
+class SumVariable:
+    """A PSL summation variable (``+C`` in ``HasCat(A, +C)``): the atom is summed over its values."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return "+" + self.name
+
+
 Term = Variable | Constant
 
 
@@ -71,8 +81,14 @@ class Atom:
     def variables(self) -> tuple[Variable, ...]:
         return tuple(a for a in self.args if isinstance(a, Variable))
 
+    @property
+    def sum_variables(self) -> tuple["SumVariable", ...]:
+        """Summation variables (``+C``) among the arguments, in order."""
+        return tuple(a for a in self.args if isinstance(a, SumVariable))
+
     def text(self, dialect: Dialect = "psl") -> str:
-        inner = ", ".join(a.name if isinstance(a, Variable) else a.text(dialect) for a in self.args)
+        inner = ", ".join(a.name if isinstance(a, Variable) else str(a) if isinstance(a, SumVariable)
+                          else a.text(dialect) for a in self.args)
         return f"{self.predicate}({inner})"
 
     def __str__(self) -> str:
@@ -210,6 +226,107 @@ def _mln_text(r: Rule) -> str:
 
 RELATIONS: tuple[str, ...] = ("<=", ">=", "=")
 
+COEFFICIENT_OPS: tuple[str, ...] = ("card", "+", "-", "*", "/", "max", "min")
+
+
+@dataclass(frozen=True)
+class CoefExpr:
+    """A coefficient of an arithmetic rule that depends on cardinalities: ``|C|``, ``2 / |C|``,
+    ``@Max[1, |C| - 1]``. `op` is one of `COEFFICIENT_OPS`; ``card`` has the summation variable's
+    name as its one argument, the others two operands (a float or a `CoefExpr`). Numbers-only
+    expressions are folded to floats by `coef_op`, so a `CoefExpr` always holds a cardinality."""
+
+    op: str
+    args: tuple
+
+    def cardinalities(self) -> set[str]:
+        """Names of the summation variables whose cardinality this coefficient uses."""
+        if self.op == "card":
+            return {self.args[0]}
+        return set().union(*(a.cardinalities() for a in self.args if isinstance(a, CoefExpr)))
+
+    def evaluate(self, cards: dict) -> "object":
+        """The value per ground rule, given each summation variable's count (numpy arrays)."""
+        import numpy as np
+
+        if self.op == "card":
+            return np.asarray(cards[self.args[0]], dtype=np.float64)
+        x, y = (a.evaluate(cards) if isinstance(a, CoefExpr) else float(a) for a in self.args)
+        if self.op == "+":
+            return x + y
+        if self.op == "-":
+            return x - y
+        if self.op == "*":
+            return x * y
+        if self.op == "/":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(y == 0, 0.0, x / np.where(y == 0, 1.0, y))  # PSL: x / 0 counts as 0
+        return np.maximum(x, y) if self.op == "max" else np.minimum(x, y)
+
+    def text(self) -> str:
+        if self.op == "card":
+            return f"|{self.args[0]}|"
+        a, b = (coef_text(x, nested=True) for x in self.args)
+        if self.op in ("max", "min"):
+            return f"@{self.op.capitalize()}[{a}, {b}]"
+        return f"({a} {self.op} {b})"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+Coefficient = float | CoefExpr
+
+
+def coef_text(c: Coefficient, nested: bool = False) -> str:
+    """Text of a coefficient (a float prints as its shortest round-trip form)."""
+    return c.text() if isinstance(c, CoefExpr) else format_weight(c)
+
+
+def coef_op(op: str, a: Coefficient, b: Coefficient) -> Coefficient:
+    """``a op b`` folded to a float when both are numbers (PSL divides by zero as 0)."""
+    if isinstance(a, CoefExpr) or isinstance(b, CoefExpr):
+        if op == "*" and (a == 1.0 or b == 1.0):
+            return b if a == 1.0 else a
+        if op in ("+", "-") and b == 0.0:
+            return a
+        if op == "+" and a == 0.0:
+            return b
+        if op == "/" and b == 1.0:
+            return a
+        if op == "-" and a == 0.0 and isinstance(b, CoefExpr) and b.op == "-" and b.args[0] == 0.0:
+            return b.args[1]  # -(-x) = x
+        return CoefExpr(op, (a, b))
+    a, b = float(a), float(b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return 0.0 if b == 0 else a / b
+    return max(a, b) if op == "max" else min(a, b)
+
+
+FilterConjunction = tuple  # tuple[Literal | Comparison, ...]
+
+
+@dataclass(frozen=True)
+class FilterClause:
+    """PSL's ``{C: Formula}`` on a summation variable, kept in disjunctive normal form: a value of
+    ``+C`` takes part in the sum when one conjunction holds (an atom holds when its observed value is
+    above 0; PSL splits a disjunctive filter into one rule per disjunct, and so do we)."""
+
+    variable: str
+    dnf: tuple[FilterConjunction, ...]
+
+    def text(self) -> str:
+        def conj(c: FilterConjunction) -> str:
+            return " & ".join(x.text("psl") for x in c)
+        body = " | ".join(f"({conj(c)})" if len(self.dnf) > 1 and len(c) > 1 else conj(c) for c in self.dnf)
+        return f"{{{self.variable}: {body}}}"
+
 
 @dataclass(frozen=True)
 class ArithmeticRule(Rule):
@@ -223,9 +340,11 @@ class ArithmeticRule(Rule):
     schema checks and grounding plans treat it like a rule whose atoms all bind.
     """
 
-    terms: tuple[tuple[float, Atom], ...] = ()
-    constant: float = 0.0
+    terms: tuple[tuple[Coefficient, Atom], ...] = ()
+    constant: Coefficient = 0.0
     relation: str = "<="
+    filters: tuple[FilterClause, ...] = ()
+    """Filter clauses ``{C: ...}`` on summation variables (only with summation atoms)."""
 
     def __post_init__(self) -> None:
         if self.relation not in RELATIONS:
@@ -234,8 +353,13 @@ class ArithmeticRule(Rule):
         object.__setattr__(self, "head", ())
 
     @property
-    def coefficients(self) -> tuple[float, ...]:
+    def coefficients(self) -> tuple[Coefficient, ...]:
         return tuple(c for c, _ in self.terms)
+
+    @property
+    def has_summation(self) -> bool:
+        """Whether an atom has a summation variable (``+C``): grounded by `xcore.logic.summation`."""
+        return any(a.sum_variables for _, a in self.terms)
 
     def map_atoms(self, fn: Callable[[Atom], Atom]) -> "ArithmeticRule":
         return replace(self, terms=tuple((c, fn(a)) for c, a in self.terms))
@@ -244,14 +368,19 @@ class ArithmeticRule(Rule):
         """PSL text (arithmetic rules exist only in PSL); parses back to an equal rule."""
         parts: list[str] = []
         for i, (c, a) in enumerate(self.terms):
+            if isinstance(c, CoefExpr):
+                parts.append(f"{'' if i == 0 else ' + '}{c.text()} * {a.text('psl')}")
+                continue
             sign = "-" if c < 0 else "+"
             mag = abs(c)
             coef = "" if mag == 1.0 else f"{format_weight(mag)} * "
             lead = ("-" if sign == "-" else "") if i == 0 else f" {sign} "
             parts.append(f"{lead}{coef}{a.text('psl')}")
-        rhs = -self.constant + 0.0
-        core = f"{''.join(parts)} {self.relation} {format_weight(rhs)}"
+        rhs = coef_op("-", 0.0, self.constant)
+        rhs = rhs + 0.0 if isinstance(rhs, float) else rhs
+        core = f"{''.join(parts)} {self.relation} {coef_text(rhs)}"
+        filters = "".join(" " + f.text() for f in self.filters)
         if self.is_hard:
-            return f"{core} ."
+            return f"{core} .{filters}"
         out = f"{format_weight(self.weight)}: {core}"  # type: ignore[arg-type]
-        return out + " ^2" if self.squared else out
+        return (out + " ^2" if self.squared else out) + filters

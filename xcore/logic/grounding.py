@@ -47,6 +47,7 @@ from xcore.logic.ast import ArithmeticRule, Constant, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
 from xcore.logic.sql import GroundingPlan, TableNames, focused_rule_sql, plan_rule, rule_sql
+from xcore.logic.summation import SummationGround, ground_summation, query_rule
 from xcore.runtime import Progress
 
 DEFAULT_LIMIT = 5_000_000
@@ -103,6 +104,9 @@ class GroundRules:
     sql: str = ""
     estimate: int = 0
     seconds: float = 0.0
+    flat: SummationGround | None = None
+    """A rule with summation atoms: its ground rules as flat (row, atom, coefficient) entries
+    (`atom_ids` is then empty: each ground rule has its own number of atoms)."""
 
     @property
     def n(self) -> int:
@@ -120,6 +124,8 @@ class GroundRules:
         rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
         consts = store.constants
         var_pos = {v: k for k, v in enumerate(self.rule.variables)}
+        if self.flat is not None:
+            return _summation_texts(self, store, rows)
         if isinstance(self.rule, ArithmeticRule):
             return _arithmetic_texts(self, consts, var_pos, rows)
 
@@ -156,6 +162,20 @@ def _arithmetic_texts(g: "GroundRules", consts: np.ndarray, var_pos: dict, rows:
         lead = ("-" if c < 0 else "") if j == 0 else (" - " if c < 0 else " + ")
         text = text + lead + coef + _atom_texts(atom, consts, g.bindings, var_pos, rows)
     return (text + f" {rule.relation} {-rule.constant + 0.0!r}").to_numpy(dtype=object)
+
+
+def _summation_texts(g: "GroundRules", store: AtomStore, rows: np.ndarray) -> np.ndarray:
+    """Ground texts of a summation rule: its expanded atoms with their coefficients."""
+    f = g.flat
+    pick = np.isin(f.row, rows)
+    atoms = np.where(f.atom[pick] >= 0, 0, 1)
+    texts = np.where(atoms == 0, store.atom_text(np.maximum(f.atom[pick], 0)).astype(object), "0")
+    coef = f.coef[pick]
+    entry = pd.Series([f"{float(c)!r} * {t}" if c != 1.0 else str(t) for c, t in zip(coef, texts)], dtype=object)
+    joined = entry.groupby(f.row[pick]).agg(" + ".join)
+    body = joined.reindex(rows).fillna("0").to_numpy(dtype=object)
+    rhs = -f.constant[rows] + 0.0
+    return np.array([f"{b} {g.rule.relation} {float(r)!r}" for b, r in zip(body, rhs)], dtype=object)
 
 
 def _join(parts: list[pd.Series], sep: str) -> pd.Series:
@@ -230,7 +250,7 @@ def ground(
     """
     rule_list = _as_rules(rules)
     store = data if isinstance(data, AtomStore) else AtomStore.from_dataset(data)
-    plans = [order_joins(plan_rule(r, store.schema, domain_variables), store) for r in rule_list]
+    plans = [order_joins(plan_rule(_query_form(r), store.schema, domain_variables), store) for r in rule_list]
     estimates = [estimate_groundings(p, store) for p in plans]
     if limit is not None:
         for r, est in zip(rule_list, estimates):
@@ -245,6 +265,10 @@ def ground(
             if progress:
                 progress(i / max(len(plans), 1), f"grounding {rule.text()}")
             t0 = time.perf_counter()
+            if _has_summation(rule):
+                out.rules.append(_ground_summation_rule(con, store, rule, plan, i, names, limit, estimates[i]))
+                out.rules[-1].seconds = time.perf_counter() - t0
+                continue
             out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i], only_targets))
             out.rules[-1].seconds = time.perf_counter() - t0
         if progress:
@@ -252,6 +276,27 @@ def ground(
         return out
     finally:
         con.close()
+
+
+def _has_summation(rule: Rule) -> bool:
+    return isinstance(rule, ArithmeticRule) and rule.has_summation
+
+
+def _query_form(rule: Rule) -> Rule:
+    """The rule whose join is planned: a summation rule's atoms with ``+C`` read as variables."""
+    return query_rule(rule) if _has_summation(rule) else rule
+
+
+def _ground_summation_rule(con, store: AtomStore, rule: ArithmeticRule, plan: GroundingPlan, index: int,
+                           names: TableNames, limit: int | None, estimate: int) -> GroundRules:
+    """`GroundRules` of a rule with summation atoms (`xcore.logic.summation`), under the same limit."""
+    flat = ground_summation(con, store, rule, plan, names)
+    n = len(flat.constant)
+    if limit is not None and max(n, len(flat.atom)) > limit:
+        raise GroundingTooLarge(rule.text(), int(max(n, len(flat.atom))), int(limit))
+    return GroundRules(rule, index, np.zeros((n, 0), dtype=np.int64), np.zeros(0, dtype=np.int8),
+                       flat.bindings, sql=rule_sql(plan, store.schema, store.constant_id, names),
+                       estimate=estimate, flat=flat)
 
 
 _DATABASE_LOCK = threading.Lock()
@@ -401,6 +446,8 @@ def linear_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, n
     ``<= 0`` (negated for ``>=``; for ``=`` the caller adds the other direction or an equality).
     """
     n, L = ground.atom_ids.shape
+    if ground.flat is not None:
+        return _summation_form(ground, store)
     if isinstance(ground.rule, ArithmeticRule):
         flip = -1.0 if ground.rule.relation == ">=" else 1.0
         coef = flip * np.asarray(ground.rule.coefficients, dtype=np.float64)
@@ -434,4 +481,19 @@ def _sparse_form(ids: np.ndarray, coef: np.ndarray, b: np.ndarray, store: AtomSt
     indptr = np.zeros(n + 1, dtype=tindex.dtype if n * L < 2**31 - 1 else np.int64)
     np.cumsum(counts, out=indptr[1:])
     A = sp.csr_matrix((data[mask], tcol[mask], indptr), shape=(n, store.n_targets))
+    return A, b
+
+
+def _summation_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``(A, b)`` of a summation rule's ground rules from their flat entries (one sparse build)."""
+    f = ground.flat
+    flip = -1.0 if ground.rule.relation == ">=" else 1.0
+    n = len(f.constant)
+    observed, tindex = store.observed_value_ext, store.target_index_ext
+    b = flip * f.constant + np.bincount(f.row, flip * f.coef * np.take(observed, f.atom), minlength=n)
+    col = np.take(tindex, f.atom)
+    t = col >= 0
+    A = sp.csr_matrix((flip * f.coef[t], (f.row[t], col[t])), shape=(n, store.n_targets))
+    A.sum_duplicates()
+    A.eliminate_zeros()
     return A, b

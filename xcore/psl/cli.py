@@ -9,6 +9,11 @@ shaped as PSL writes them: ``<PREDICATE IN UPPER CASE>.txt``, one line per targe
 arguments then its value, tab-separated. Without ``--output`` the values are printed as PSL
 prints them (``KNOWS('Anna', 'Bob') = 0.8``). ``--eval`` prints metrics against the truth.
 
+Which steps run is decided as PSL does (`xcore.psl.learn_command.runtime_steps`, printed as
+``steps: ...`` on stderr): a config with learn data learns first with its ``runtime.learn.method``
+(default StructuredPerceptron), a ``.data`` file only with ``--learn`` (default MaxLikelihoodMPE);
+``--no-learn`` turns learning off.
+
 Weight learning (``--learn [METHOD]``, `xcore.psl.weight_learning`) runs as PSL users run it: learn
 the soft rules' weights on the learn split (its observations and the truth of its targets), write
 the learned rules in PSL's syntax to ``DIR/<project>-learned.psl`` (or the
@@ -58,8 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--infer", "-i", action="store_true",
                    help="run inference (the default; after --learn on a single .data file, infer on it too)")
     p.add_argument("--learn", "-l", nargs="?", const=True, default=None, metavar="METHOD",
-                   help="learn the rule weights on the learn split first (METHOD: MaxLikelihoodMPE, the "
-                        "default, or StructuredPerceptron; PSL's Java class names work too)")
+                   help="learn the rule weights on the learn split first (a config with learn data does "
+                        "this without the flag, as PSL's runtime does). METHOD: MaxLikelihoodMPE, "
+                        "StructuredPerceptron, GridSearch, RandomGridSearch, GuidedRandomGridSearch (PSL's "
+                        "Java class names work too); default: the config's runtime.learn.method, else "
+                        "StructuredPerceptron for a config and MaxLikelihoodMPE for .data + .psl, as PSL")
+    p.add_argument("--no-learn", action="store_true",
+                   help="never learn weights: infer with the weights written in the rules")
     p.add_argument("-D", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="PSL option: votedperceptron.* and gradientdescent.* steer --learn, "
                         "runtime.learn.output.model.path names the learned model; others are accepted "
@@ -82,7 +92,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         err.write("error: -D takes KEY=VALUE (e.g. -D votedperceptron.numsteps=50)\n")
         return EXIT_BAD_INPUT
     args.options = options
-    if args.learn is not None:
+    if isinstance(args.learn, str):
         from xcore.errors import XcoreError
         from xcore.psl.weight_learning import resolve_method
 
@@ -91,6 +101,9 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         except XcoreError as e:
             err.write(f"error: {e}\n")
             return EXIT_BAD_INPUT
+    if args.learn is not None and args.no_learn:
+        err.write("error: give --learn or --no-learn, not both\n")
+        return EXIT_BAD_INPUT
     if args.config and (args.data or args.model):
         err.write("error: give either --config, or --data with --model\n")
         return EXIT_BAD_INPUT
@@ -152,14 +165,21 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if ignored and not args.quiet:
         err.write(f"note: PSL options ignored: {', '.join(f'{k}={args.options[k]}' for k in ignored)}\n")
     split = args.split
-    if args.learn is not None:
+    from xcore.psl.learn_command import runtime_steps
+
+    steps = runtime_steps(project, args)
+    err.write(steps.describe() + "\n")
+    if steps.learn is not None:
         from xcore.psl.learn_command import learn_from_project
 
+        args.learn = steps.learn
         learned = learn_from_project(project, args, err)
         lap("learn")
-        if not (args.infer or project.has_learn_split):
+        if not steps.infer:
             return EXIT_OK
         rules, split = learned.infer_rules, "infer"
+    elif not steps.infer:  # runtime.inference=false and nothing to learn: PSL's runtime does nothing
+        return EXIT_OK
     else:
         rules = project.parsed_rules(split)
     ds = project.dataset(split, UNLIMITED)

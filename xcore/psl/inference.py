@@ -45,10 +45,38 @@ def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | Non
         return _map_inference(prog, method, y0, tol, max_iter)
 
 
+def box_bounds(prog: HingeProgram) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Hard rows over one atom as bounds on it (``SameAuthor(A, A) = 1 .`` fixes the atom):
+    ``(lower, upper, other_rows)``, or None when a bound leaves no value in [0, 1] (infeasible;
+    the exact QP then reports it)."""
+    n = prog.n_atoms
+    lo, hi = np.zeros(n), np.ones(n)
+    C = prog.C.tocsr()
+    single = np.flatnonzero(np.diff(C.indptr) == 1)
+    if len(single):
+        col = C.indices[C.indptr[single]]
+        a = C.data[C.indptr[single]]
+        value = -prog.d[single] / a
+        eq = prog.equality[single]
+        upper = eq | (a > 0)  # a y + d <= 0 with a > 0: y <= -d/a
+        lower = eq | (a < 0)
+        np.minimum.at(hi, col[upper], value[upper])
+        np.maximum.at(lo, col[lower], value[lower])
+    if (lo > hi + 1e-9).any():
+        return None
+    rest = np.setdiff1d(np.arange(C.shape[0]), single)
+    return lo, np.maximum(hi, lo), rest
+
+
+def _only_bounds(prog: HingeProgram) -> bool:
+    """Every hard row is over one atom (a bound), so L-BFGS-B's box holds them all."""
+    return bool(prog.C.shape[0] == 0 or (np.diff(prog.C.tocsr().indptr) <= 1).all())
+
+
 def _map_inference(prog: HingeProgram, method: str, y0: np.ndarray | None, tol: float,
                    max_iter: int) -> MAPResult:
     if method == "auto":
-        method = "lbfgs" if prog.smooth else "qp"
+        method = "lbfgs" if bool(prog.squared.all()) and _only_bounds(prog) else "qp"
     if method == "lbfgs":
         return map_lbfgs(prog, y0, tol, max_iter)
     if method == "admm":
@@ -76,34 +104,36 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     with hard constraints (hard rules, arithmetic constraints) is solved exactly by the HiGHS QP
     instead (method "lbfgs→qp"); linear hinges (a non-smooth energy) raise XcoreError.
     """
-    if bool(prog.squared.all()) and prog.C.shape[0] > 0:
+    bounds3 = box_bounds(prog) if prog.C.shape[0] else (np.zeros(prog.n_atoms), np.ones(prog.n_atoms), np.zeros(0))
+    if bool(prog.squared.all()) and (bounds3 is None or len(bounds3[2]) > 0):
         res = map_qp(prog)
         res.method = "lbfgs→qp"
         res.message = f"L-BFGS-B cannot hold hard linear constraints; solved by the HiGHS QP ({res.message})"
         return res
-    if not prog.smooth:
+    if not prog.squared.all():
         raise XcoreError("L-BFGS-B needs a smooth program (all rules squared, no hard constraints); "
                          "use method='admm' or 'qp'")
     t0 = time.perf_counter()
-    x0 = _start(prog, y0)
-    if prog.n_atoms == 0:
-        return MAPResult(x0, prog.energy(x0), 0, 0.0, "lbfgs", True)
+    lo, hi, _ = bounds3
+    x0 = np.clip(_start(prog, y0), lo, hi)
+    if prog.n_atoms == 0 or (hi - lo <= 0).all():  # nothing to optimise (every atom fixed by a hard rule)
+        return MAPResult(x0, prog.energy(x0), 0, time.perf_counter() - t0, "lbfgs", True)
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
     from scipy.optimize import Bounds, minimize  # 0.2 s beyond scipy.sparse: imported only when L-BFGS-B runs
 
     # array bounds: a list of (0, 1) pairs costs scipy a Python conversion per atom on every call
-    bounds = Bounds(np.zeros(prog.n_atoms), np.ones(prog.n_atoms))
+    bounds = Bounds(lo, hi)  # hard rows over one atom are bounds (box_bounds)
 
     for _ in range(20):
         res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
                        options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10})
-        nit += int(res.nit)
-        y = np.clip(res.x, 0.0, 1.0)
-        if prog.kkt_residual(y) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
+        nit += int(res.get("nit", 0))  # scipy omits it when its own presolve ends the run
+        y = np.clip(res.x, lo, hi)
+        if prog.kkt_residual(y, lo, hi) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
             break
-    kkt = prog.kkt_residual(y)
+    kkt = prog.kkt_residual(y, lo, hi)
     converged = kkt <= max(np.sqrt(tol), 1e-7) * 10
     return MAPResult(y, prog.energy(y), nit, time.perf_counter() - t0, "lbfgs", converged,
                      f"{res.message}; projected gradient {kkt:.2e}")
@@ -118,16 +148,20 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
     t0 = time.perf_counter()
     n = prog.n_atoms
     m = prog.n_potentials
-    M = sp.vstack([prog.A, prog.C]).tocoo()
+    boxed = box_bounds(prog) if prog.C.shape[0] else None
+    lo, hi = (boxed[0], boxed[1]) if boxed is not None else (0.0, 1.0)
+    keep = boxed[2] if boxed is not None else np.arange(prog.C.shape[0])  # bounds are held by the clip
+    C = prog.C.tocsr()[keep]
+    M = sp.vstack([prog.A, C]).tocoo()
     rows, cols, a = M.row, M.col, M.data
     nrows = M.shape[0]
-    b = np.concatenate([prog.b, prog.d])
-    kind = np.concatenate([np.where(prog.squared, 1, 0), np.where(prog.equality, 3, 2)])  # 0 lin 1 sq 2 ineq 3 eq
+    b = np.concatenate([prog.b, prog.d[keep]])
+    kind = np.concatenate([np.where(prog.squared, 1, 0), np.where(prog.equality[keep], 3, 2)])  # 0 lin 1 sq 2 ineq 3 eq
     w = np.concatenate([prog.w, np.zeros(nrows - m)])
     norm2 = np.bincount(rows, a * a, minlength=nrows)
     safe_norm2 = np.where(norm2 > 0, norm2, 1.0)
     count = np.bincount(cols, minlength=n).astype(np.float64)
-    z = _start(prog, y0)
+    z = np.clip(_start(prog, y0), lo, hi)
     u = np.zeros_like(a)
     x = z[cols].copy()
     k_nz, w_nz, n2_nz = kind[rows], w[rows], safe_norm2[rows]
@@ -147,7 +181,7 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
         x = v - step * a
         z_old = z
         sums = np.bincount(cols, x + u, minlength=n)
-        z = np.where(count > 0, np.clip(sums / np.maximum(count, 1), 0.0, 1.0), z_old)
+        z = np.where(count > 0, np.clip(sums / np.maximum(count, 1), lo, hi), z_old)
         u = u + x - z[cols]
         r_primal = np.sqrt(np.sum((x - z[cols]) ** 2))
         r_dual = rho * np.sqrt(np.sum(count * (z - z_old) ** 2))
@@ -216,6 +250,9 @@ def map_qp(prog: HingeProgram) -> MAPResult:
     upper = np.concatenate([-prog.b, -prog.d])
     lower = np.concatenate([np.full(m, -np.inf), np.where(prog.equality, -prog.d, -np.inf)])
     h = new_highs()  # output off, one thread (HiGHS keeps one scheduler per process)
+    # HiGHS's active-set QP can cycle for ever on small degenerate programs (a 4-atom learning
+    # sub-problem with two equality rows did); its iteration cap ends such a run, and ADMM solves it.
+    h.setOptionValue("qp_iteration_limit", int(max(10_000, 20 * (n + m + G.shape[0]))))
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n + m, G.shape[0]

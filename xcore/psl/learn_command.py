@@ -17,6 +17,86 @@ from xcore.errors import DataError
 
 
 @dataclass
+class Steps:
+    """What the command runs, decided as PSL's runtime decides it (`runtime_steps`)."""
+
+    learn: str | None
+    """The weight learning method, or None when learning is off."""
+    infer: bool
+    why: str
+    """How the learning step was decided (printed with the steps)."""
+
+    def describe(self) -> str:
+        parts = [f"learn {self.learn} on the learn split ({self.why})"] if self.learn else []
+        if self.infer:
+            parts.append("infer on the infer split" + ("" if self.learn else f" ({self.why})"))
+        return "steps: " + ", then ".join(parts)
+
+
+def _bool_option(options: dict, key: str) -> bool | None:
+    from xcore.errors import ConfigError
+
+    for k, v in options.items():
+        if str(k).lower() == key:
+            text = str(v).strip().lower()
+            if text not in ("true", "false"):
+                raise ConfigError(f"option {key}={v!r}: expected true or false")
+            return text == "true"
+    return None
+
+
+def runtime_steps(project, args: argparse.Namespace) -> Steps:
+    """Learn and/or infer, and with which learner, as PSL runs the project.
+
+    JSON / YAML config (PSL 2.4's runtime): learn when the config has learn data or rules, infer when
+    it has infer data (or nothing says learn); ``runtime.learn`` / ``runtime.inference`` options
+    override; the learner is ``runtime.learn.method`` (default StructuredPerceptron). ``.data`` +
+    ``.psl`` (PSL 2.x's CLI): learn only with ``--learn`` (default MaxLikelihoodMPE). ``--learn
+    METHOD`` names the learner, ``--no-learn`` turns learning off; an unknown learner is an error.
+    """
+    from xcore.psl.weight_learning import DEFAULT_METHOD, RUNTIME_DEFAULT_METHOD, resolve_method
+
+    json_layout = bool(args.config)
+    options = {**project.options, **project.split_options.get("learn", {}), **args.options}
+    learn_opt = _bool_option(options, "runtime.learn")
+    infer_opt = _bool_option(options, "runtime.inference")
+    if getattr(args, "no_learn", False):
+        learn, why = False, "learning off: --no-learn"
+    elif args.learn is not None:
+        learn, why = True, "--learn"
+    elif learn_opt is not None:
+        learn, why = learn_opt, f"option runtime.learn={str(learn_opt).lower()}"
+    elif json_layout and args.split == "infer" and project.has_learn_split:
+        learn, why = True, "the config has learn data, so PSL's runtime learns first"
+    else:
+        learn, why = False, "no learn data" if json_layout else "PSL's CLI learns only with --learn"
+    method = None
+    if learn:
+        named = next((v for k, v in options.items() if str(k).lower() == "runtime.learn.method"), None)
+        if isinstance(args.learn, str):
+            method = resolve_method(args.learn)
+        elif named is not None:
+            method = resolve_method(named)
+            why += "; method from runtime.learn.method"
+        else:
+            method = RUNTIME_DEFAULT_METHOD if json_layout else DEFAULT_METHOD
+            why += f"; {'PSL 2.4 runtime' if json_layout else 'PSL 2.x CLI'} default method"
+    explicit_infer = bool(project.rules.get("infer")) or any(k[1] == "infer" for p in project.predicates.values()
+                                                               for k in p.sources)
+    if args.infer:
+        infer = True
+    elif infer_opt is not None:
+        infer = infer_opt
+    elif not learn:
+        infer = True
+    elif json_layout:
+        infer = explicit_infer
+    else:
+        infer = project.has_learn_split
+    return Steps(method, infer, why)
+
+
+@dataclass
 class LearnedProject:
     """What learning hands to inference, and where the learned model went."""
 
@@ -42,12 +122,13 @@ def learn_from_project(project, args: argparse.Namespace, err: TextIO) -> Learne
     from xcore.data.io.psl_project import UNLIMITED
     from xcore.psl.model import PSLModel
     from xcore.psl.weight_learning import learn_weights
+    from xcore.psl.weight_search import evaluator_from_project
 
     split = "learn" if project.has_learn_split else "infer"  # a single .data file is the learn data
     options = {**project.options, **project.split_options.get("learn", {}), **args.options}
     model = PSLModel(project.parsed_rules(split), inference=args.method, limit=None)
     dataset = project.dataset(split, UNLIMITED)
-    result = learn_weights(model, dataset, args.learn, options)
+    result = learn_weights(model, dataset, args.learn, options, evaluator=evaluator_from_project(project, options))
     path = learned_model_path(project, args, options)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

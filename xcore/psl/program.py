@@ -96,8 +96,11 @@ class HingeProgram:
         viol = np.where(self.equality, np.abs(r), np.maximum(r, 0.0))
         return float(viol.max(initial=0.0))
 
-    def kkt_residual(self, y: np.ndarray) -> float:
+    def kkt_residual(self, y: np.ndarray, lower: np.ndarray | float = 0.0, upper: np.ndarray | float = 1.0) -> float:
         """Largest projected-gradient component on the box: 0 at the optimum of a smooth program."""
         _, g = self.energy_and_gradient(y)
-        pg = np.where(y <= 1e-9, np.minimum(g, 0.0), np.where(y >= 1 - 1e-9, np.maximum(g, 0.0), g))
+        fixed = np.asarray(upper) - np.asarray(lower) <= 1e-12
+        pg = np.where(y <= np.asarray(lower) + 1e-9, np.minimum(g, 0.0),
+                      np.where(y >= np.asarray(upper) - 1e-9, np.maximum(g, 0.0), g))
+        pg = np.where(fixed, 0.0, pg)
         return float(np.abs(pg).max(initial=0.0))

@@ -42,10 +42,17 @@ METHODS: dict[str, str] = {
     "maxlikelihoodmpe": "MaxLikelihoodMPE",
     "votedperceptron": "MaxLikelihoodMPE",
     "structuredperceptron": "StructuredPerceptron",
+    "gridsearch": "GridSearch",
+    "randomgridsearch": "RandomGridSearch",
+    "guidedrandomgridsearch": "GuidedRandomGridSearch",
 }
 """Accepted method names (case-insensitive, also as PSL's Java class names) -> learner."""
 DEFAULT_METHOD = "MaxLikelihoodMPE"
-SUPPORTED = ("MaxLikelihoodMPE", "StructuredPerceptron")
+"""PSL 2.x ``psl-cli``'s ``--learn`` default (the ``.data`` + ``.psl`` layout)."""
+RUNTIME_DEFAULT_METHOD = "StructuredPerceptron"
+"""PSL 2.4 runtime's ``runtime.learn.method`` default (the JSON / YAML config layout)."""
+SEARCH_METHODS = ("GridSearch", "RandomGridSearch", "GuidedRandomGridSearch")
+SUPPORTED = ("MaxLikelihoodMPE", "StructuredPerceptron") + SEARCH_METHODS
 
 
 def resolve_method(name: str | None) -> str:
@@ -107,6 +114,11 @@ def learner_options(method: str, options: Mapping[str, Any] | None = None):
     Keys of the learner's namespace must be known and well typed (ConfigError otherwise);
     other keys (e.g. reasoner tolerances, which our exact solvers do not need) are left alone.
     """
+    if resolve_method(method) in SEARCH_METHODS:
+        from xcore.psl.weight_search import grid_weights
+
+        grid_weights(options)  # checked now, before any grounding
+        return dict(options or {})
     cls = VotedPerceptronOptions if resolve_method(method) == "MaxLikelihoodMPE" else GradientDescentOptions
     out = cls()
     known = {f.name: f for f in fields(cls)}
@@ -288,11 +300,12 @@ def _map_incompatibility(prog: HingeProgram, w: np.ndarray, n: int, method: str,
 
 
 def learn_weights(model, dataset, method: str | None = None, options: Mapping[str, Any] | None = None,
-                  map_method: str | None = None):
+                  map_method: str | None = None, evaluator=None):
     """Learn `model`'s soft-rule weights on `dataset` (its truth labels); returns a `LearningResult`.
 
     `model` is a `PSLModel` (its rules' current weights are the starting point); it is grounded
-    on `dataset`, and its rules get the learned weights. `options` are PSL option pairs.
+    on `dataset`, and its rules get the learned weights. `options` are PSL option pairs. The search
+    learners (`SEARCH_METHODS`, `xcore.psl.weight_search`) score weights with `evaluator`.
     """
     t0 = time.perf_counter()
     learner = resolve_method(method)
@@ -317,7 +330,15 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
     if _flag(options, "inference.normalize", True):  # PSL's InferenceApplication: weights / largest weight
         top = w0[soft].max(initial=0.0)
         w0 = np.where(soft, w0 / top if top > 0 else 1.0, 0.0)
-    if learner == "MaxLikelihoodMPE":
+    if learner in SEARCH_METHODS:
+        from xcore.psl.weight_search import learn_by_search
+
+        found, idx, _ = learn_by_search(model, learner, options, evaluator, method_map)
+        w = np.zeros(n)
+        w[idx] = found.weights
+        expected = rule_incompatibility(prog, map_inference(_with_weights(prog, w), method_map, y0=initial).y, n)
+        history = [_scatter(h, idx, n) for h in found.history]
+    elif learner == "MaxLikelihoodMPE":
         w, expected, history = voted_perceptron(prog, observed, w0, opts, counts, method_map, initial)
     else:
         idx = np.flatnonzero(soft)  # the simplex holds the soft rules only
@@ -335,6 +356,11 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
     model.map_, model.y_ = None, None
     return LearningResult(learner, weights, np.where(soft, w0, np.nan), observed, expected, counts,
                           len(history), time.perf_counter() - t0, history, opts, missing)
+
+
+def _with_weights(prog: HingeProgram, w: np.ndarray) -> HingeProgram:
+    prog.w = w[prog.rule_index] if prog.n_potentials else np.zeros(0)
+    return prog
 
 
 def _flag(options: Mapping[str, Any] | None, key: str, default: bool) -> bool:

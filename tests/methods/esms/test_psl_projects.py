@@ -198,7 +198,7 @@ def test_missing_truth_file_names_config_and_line(tmp_path):
 @pytest.mark.parametrize("edit, words", [
     (("1: !KNOWS(P1, P2) ^2", "1: !Friends(P1, P2) ^2"), "predicate 'Friends', which the project does not declare"),
     (("1: !KNOWS(P1, P2) ^2", "1: !Knows(P1) ^2"), "Knows takes 2 arguments"),
-    (("1: !KNOWS(P1, P2) ^2", "1: !Knows(P1, +P2) ^2"), "summation atoms (+P2) are not supported"),
+    (("1: !KNOWS(P1, P2) ^2", "1: !Knows(P1, +P2) ^2"), "summation variables (+X) only appear in the atoms of arithmetic rules"),
     (('"Lived/2"', '"Lived/x"'), "write the arity"),
     (('"evaluations"', '"evaluation"'), "unknown field(s) 'evaluation'"),
 ])

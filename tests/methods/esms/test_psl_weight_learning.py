@@ -251,7 +251,7 @@ def test_learn_then_infer_from_a_config_writes_the_learned_model_and_values(tmp_
     learned = parse_rules((tmp_path / "out" / "planted-learned.psl").read_text(), dialect="psl")
     project = read_project(config=str(config))
     model = PSLModel(project.parsed_rules("learn"), limit=None)
-    learn_weights(model, project.dataset("learn", UNLIMITED))
+    learn_weights(model, project.dataset("learn", UNLIMITED), "StructuredPerceptron")  # the runtime's default
     assert [r.text() for r in learned] == [r.text() for r in model.rules]  # round trip, same weights
     # the values are inference with the learned weights on the eval split
     ev = PSLModel(learned, limit=None).ground(project.dataset("infer", UNLIMITED))
@@ -259,7 +259,7 @@ def test_learn_then_infer_from_a_config_writes_the_learned_model_and_values(tmp_
     frame = ev.predict()
     for row in frame.itertuples():
         assert values[(row.a0,)] == pytest.approx(row.prediction, abs=1e-6)
-    assert "Label: 60 atoms with truth" in res.stdout and "learned MaxLikelihoodMPE weights" in res.stderr
+    assert "Label: 60 atoms with truth" in res.stdout and "learned StructuredPerceptron weights" in res.stderr
 
 
 @pytest.mark.slow
@@ -292,7 +292,9 @@ def test_relative_config_path_with_a_folder(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--learn", "MaxPseudoLikelihood"], "supported: MaxLikelihoodMPE, StructuredPerceptron"),
-    (["--learn", "-D", "votedperceptron.numsteps=many"], "expected a number"),
+    (["--learn", "-D", "gradientdescent.numsteps=many"], "expected a number"),
+    (["--learn", "MaxLikelihoodMPE", "-D", "votedperceptron.numsteps=many"], "expected a number"),
+    (["-D", "runtime.learn.method=MaxPseudoLikelihood"], "supported: MaxLikelihoodMPE, StructuredPerceptron"),
     (["--learn", "-D", "votedperceptron"], "-D takes KEY=VALUE"),
     (["--learn", "--data", "notruth.data", "--model", "planted.psl"], "no truth labels for Label"),
 ])
