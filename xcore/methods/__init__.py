@@ -2,19 +2,31 @@
 the command line and the study page all read.
 
 A new method is one package with a module exposing a `MethodSpec` plus one line in
-`xcore.methods.registry._ENTRIES`.
-Specs are imported on first use, so `import xcore.methods` stays light (no torch, no Streamlit).
+`xcore.methods.registry._ENTRIES`, then `python -m xcore.methods.catalog` (the light listing).
+Specs are imported on first use, and the contract's names (`Run`, `Settings`, ...) when first read,
+so `import xcore.methods` stays light (no pandas, no pydantic, no torch, no Streamlit): the command
+line lists methods from `xcore.methods.catalog` without importing any of them.
 """
 
 from __future__ import annotations
 
-from xcore.data.dataset import RelationalDataset
+from typing import TYPE_CHECKING
+
 from xcore.errors import ConfigError, XcoreError, wrap_foreign
-from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
-                                prediction_frame)
+from xcore.lazy import lazy_exports
 from xcore.methods.cache import RunCache
 from xcore.methods.registry import REGISTRY, Registry
 from xcore.runtime import Progress
+
+if TYPE_CHECKING:
+    from xcore.data.dataset import RelationalDataset
+    from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
+                                    prediction_frame)
+
+__getattr__, __dir__, _CONTRACT = lazy_exports(__name__, {
+    "xcore.methods.base": ["PREDICTION_COLUMNS", "Estimator", "Explainer", "MethodSpec", "Run", "Settings",
+                           "prediction_frame"],
+})
 
 RUNS = RunCache(max_entries=16)
 """The process-wide run cache (bounded); pages keep their own runs per session on top of it."""
