@@ -11,6 +11,7 @@ it makes a DuckDB database (bounded memory, spilling to a private temporary fold
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -51,6 +52,23 @@ def counted(progress: Progress | None, start: float = 0.0,
 
     def report(done: int, total: int, message: str) -> None:
         inner(done / max(total, 1), message)
+
+    return report
+
+
+def throttled(progress: Progress | None, interval: float = 0.1) -> Progress | None:
+    """`progress` forwarded at most once per `interval` seconds (the first call always), for loops
+    whose steps are too short to report each: cancellation rides on the forwarded calls, so a loop
+    that ticks every step stops within `interval` plus one step of a cancel. None stays None."""
+    if progress is None:
+        return None
+    last = [-math.inf]
+
+    def report(fraction: float, message: str) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= interval:
+            last[0] = now
+            progress(fraction, message)
 
     return report
 

@@ -20,7 +20,7 @@ import torch
 from xcore.nlil.graph import KB, Operators, Queries
 from xcore.nlil.model import NLIL, train
 from xcore.nlil.rules import Or, Rule, fires, quality
-from xcore.runtime import Progress
+from xcore.runtime import Progress, scaled
 
 
 def node_embedding(ops: Operators) -> np.ndarray:
@@ -105,14 +105,15 @@ class LabelRules:
             return torch.stack([m(torch.as_tensor(x, dtype=torch.long)) for m in self.models]).max(0).values.numpy()
 
 
-def _train_one(args: tuple) -> tuple[dict, list[float]]:
-    """Train one cluster's network (run in a worker process or inline); returns its state and loss curve."""
+def _train_one(args: tuple, progress: Progress | None = None) -> tuple[dict, list[float]]:
+    """Train one cluster's network (run in a worker process or inline, where `progress` hears its
+    epochs); returns its state and loss curve."""
     ops, head, arity, cfg, state, q, seed = args
     torch.set_num_threads(1)
     m = NLIL(ops, head, arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
     if state is not None:
         m.load_state_dict(state)
-    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed)
+    losses = train(m, q, epochs=cfg.epochs, lr=cfg.lr, seed=seed, progress=progress)
     return m.state_dict(), losses
 
 
@@ -172,7 +173,9 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
                                                                    mp_context=mp.get_context("spawn")))
                 results = list(pool.map(_train_one, jobs))
             else:
-                results = [_train_one(j) for j in jobs]
+                results = [_train_one(j, None if progress is None else scaled(
+                    lambda f, m, c=c: progress(f, f"{q.head}: round {rnd + 1}, cluster {c + 1} of {k}: {m}"),
+                    (rnd + c / k) / cfg.rounds, (rnd + (c + 1) / k) / cfg.rounds)) for c, j in enumerate(jobs)]
             train_time += time.perf_counter() - t1
             states = [r[0] for r in results]
             for c, r in enumerate(results):
