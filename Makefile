@@ -7,11 +7,22 @@ PORT ?= 8501
 
 .PHONY: app test install install-dev system-deps bench screenshots
 
-install:
-	$(PY) -m pip install -e ".[explain]"
+# Install once: a stamp per interpreter records that pip ran for the current pyproject.toml, so
+# `make app` starts the server at once while that install is current and reinstalls only after
+# pyproject.toml changes (or `make -B install`, or `rm -rf .make`).
+STAMPS := .make/$(shell $(PY) -c 'import hashlib, sys; print(hashlib.sha1(sys.executable.encode()).hexdigest()[:10])')
 
-install-dev:
+$(STAMPS)/app: pyproject.toml
+	$(PY) -m pip install -e ".[explain]"
+	@mkdir -p $(@D) && touch $@
+
+$(STAMPS)/dev: pyproject.toml
 	$(PY) -m pip install -e ".[dev,explain,dask]"
+	@mkdir -p $(@D) && touch $@ $(@D)/app
+
+install: $(STAMPS)/app
+
+install-dev: $(STAMPS)/dev
 
 # Debian's chromium drives the real-browser test (never `playwright install`).
 system-deps:

@@ -1,7 +1,8 @@
-"""Streamlit entry point: the navigation, built from the method registry (`xcore.methods.REGISTRY`).
+"""Streamlit entry point: the navigation, built from the method catalog (`xcore.methods.catalog`).
 
 Run with `streamlit run app.py`. The Data page comes first; every registered method whose page file
-exists follows, in registry order, under the title and icon its `MethodSpec` gives.
+exists follows, in registry order, under the title and icon its `MethodSpec` gives (read from the
+light catalog, so that the navigation imports no method package: each loads when its page opens).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from xcore.methods import REGISTRY
+from xcore.methods.catalog import catalog
 from xcore.study.access import STUDY_PARAM, TOKEN_PARAM
 
 ROOT = Path(__file__).resolve().parent
@@ -25,8 +26,7 @@ TOOL_PAGES: list[tuple[str, str, str, str]] = [
 def method_pages() -> list[st.Page]:
     """One page per registered method (in registry order) whose page file exists."""
     pages = []
-    for key in REGISTRY:
-        spec = REGISTRY[key]
+    for key, spec in catalog().items():
         path = ROOT / spec.page
         if spec.page and path.exists():
             pages.append(st.Page(str(path), title=spec.title, icon=spec.icon, url_path=key))

@@ -14,12 +14,11 @@ import os
 import subprocess
 import sys
 import time
-import types
-import typing
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from xcore.errors import ConfigError, DataError, XcoreError
+from xcore.methods.catalog import catalog, is_optional_field, is_tuple_field, method_info
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_DISAGREE = 1
@@ -74,21 +73,6 @@ class StderrProgress:
 
 
 # ---------------------------------------------------------------------- settings
-def _tuple_field(annotation: Any) -> bool:
-    """True if the field's type is a tuple (optionally `| None`)."""
-    origin = typing.get_origin(annotation)
-    if origin is tuple:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_tuple_field(a) for a in typing.get_args(annotation))
-    return False
-
-
-def _optional_field(annotation: Any) -> bool:
-    """True if the field's type allows None."""
-    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(None) in typing.get_args(annotation)
-
-
 def parse_set(pairs: Sequence[str], settings_type: type) -> dict[str, Any]:
     """`key=value` strings as a mapping for `settings_type.parse`: values stay strings (pydantic coerces
     them), comma lists become tuples for tuple fields, and none/null become None for optional fields."""
@@ -100,9 +84,9 @@ def parse_set(pairs: Sequence[str], settings_type: type) -> dict[str, Any]:
         if not sep or not key:
             raise ConfigError(f"--set needs key=value, got {pair!r}", field=key or "--set")
         field = fields.get(key)
-        if field is not None and _optional_field(field.annotation) and value.strip().lower() in NONE_WORDS:
+        if field is not None and is_optional_field(field.annotation) and value.strip().lower() in NONE_WORDS:
             out[key] = None
-        elif field is not None and _tuple_field(field.annotation):
+        elif field is not None and is_tuple_field(field.annotation):
             out[key] = tuple(v.strip() for v in value.split(",") if v.strip())
         else:
             out[key] = value
@@ -167,32 +151,16 @@ def load_data(source: str, fmt: str = "auto", label: str | None = None) -> Any:
 
 # ---------------------------------------------------------------------- commands
 def cmd_methods(args: argparse.Namespace, out: TextIO) -> int:
-    """Every registered method: title, sample, explainers, and each setting with its type and default."""
-    from pydantic_core import PydanticUndefined
+    """Every registered method: title, sample, explainers, and each setting with its type and default.
 
-    from xcore.methods import REGISTRY
-
-    for key in REGISTRY:
-        spec = REGISTRY[key]
-        out.write(f"{key}: {spec.title}\n  sample: sample:{spec.sample}\n  explainers: {', '.join(spec.explainers)}\n"
-                  f"  settings ({spec.settings_type.__name__}):\n")
-        for name, f in spec.settings_type.model_fields.items():
-            default = "required" if f.default is PydanticUndefined else json.dumps(
-                list(f.default) if isinstance(f.default, tuple) else f.default)
-            kind = _type_name(f.annotation)
-            limits = " ".join(str(m) for m in f.metadata)
-            out.write(f"    {name:<16} {kind:<28} default {default}{'  ' + limits if limits else ''}\n")
+    Read from the light catalog (`xcore.methods.catalog`): no method package is imported."""
+    for key, info in catalog().items():
+        out.write(f"{key}: {info.title}\n  sample: sample:{info.sample}\n  explainers: {', '.join(info.explainers)}\n"
+                  f"  settings ({info.settings_name}):\n")
+        for s in info.settings:
+            out.write(f"    {s.name:<16} {s.kind:<28} default {s.default}{'  ' + s.limits if s.limits else ''}\n")
         out.write("\n")
     return EXIT_OK
-
-
-def _type_name(annotation: Any) -> str:
-    """A field type in words: `int`, `str | None`, `one of tree|direct`, `list of str`."""
-    if typing.get_origin(annotation) is typing.Literal:
-        return "one of " + "|".join(str(a) for a in typing.get_args(annotation))
-    if _tuple_field(annotation):
-        return "comma list" + (" | None" if _optional_field(annotation) else "")
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def write_outputs(run: Any, out_dir: Path, report: Callable[[], str]) -> list[Path]:
@@ -223,11 +191,12 @@ def _at_least(value: int, low: int, flag: str) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    method_info(args.method)  # an unknown method is refused before any method package is imported
+    _at_least(args.cards, 0, "--cards")
     from xcore.methods import REGISTRY, run_method
     from xcore.report import report_html
 
     progress = StderrProgress(quiet=args.quiet)
-    _at_least(args.cards, 0, "--cards")
     spec = REGISTRY[args.method]
     sets = parse_set(args.set or [], spec.settings_type)
     config = read_config(args.config) if args.config else {}
@@ -421,7 +390,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run a method on data; write run.json, predictions.csv, "
                                    "explanations.json, metrics.json and report.html")
-    s.add_argument("method", help="a registered method (see `xcore methods`)")
+    s.add_argument("method", help=f"a registered method: {', '.join(catalog())} (see `xcore methods`)")
     s.add_argument("data", help="a data file or folder (any format the app loads), or sample:NAME")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a setting (repeatable; lists comma-separated)")
     s.add_argument("--config", metavar="RUN.yaml", help="settings from a YAML mapping (--set wins)")

@@ -5,19 +5,23 @@ counts steps adapts with `counted`, sub-tasks nest with `scaled`. A run is cance
 progress: `cancellable` raises `xcore.errors.Cancelled` at the next report once a flag is set, and
 `BackgroundJob` runs a computation in a thread with such a progress (the app's Cancel button).
 Thread limits are context managers so no caller changes process-wide state for longer than its own block.
-`new_highs` is the one way xcore makes a HiGHS solver (quiet, one thread).
+`new_highs` is the one way xcore makes a HiGHS solver (quiet, one thread); `new_duckdb` the one way
+it makes a DuckDB database (bounded memory, spilling to a private temporary folder).
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from xcore.errors import Cancelled
+from xcore.errors import Cancelled, ConfigError
 
 T = TypeVar("T")
 
@@ -48,6 +52,23 @@ def counted(progress: Progress | None, start: float = 0.0,
 
     def report(done: int, total: int, message: str) -> None:
         inner(done / max(total, 1), message)
+
+    return report
+
+
+def throttled(progress: Progress | None, interval: float = 0.1) -> Progress | None:
+    """`progress` forwarded at most once per `interval` seconds (the first call always), for loops
+    whose steps are too short to report each: cancellation rides on the forwarded calls, so a loop
+    that ticks every step stops within `interval` plus one step of a cancel. None stays None."""
+    if progress is None:
+        return None
+    last = [-math.inf]
+
+    def report(fraction: float, message: str) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= interval:
+            last[0] = now
+            progress(fraction, message)
 
     return report
 
@@ -199,3 +220,71 @@ def _made_silently(make: Callable[[], T]) -> T:
         os.dup2(saved, 1)
         os.close(saved)
         os.close(devnull)
+
+
+# ---------------------------------------------------------------------- DuckDB memory
+DUCKDB_MEMORY_ENV = "XCORE_DUCKDB_MEMORY"
+"""Environment variable: memory for DuckDB's work and for the results xcore fetches from it
+(e.g. ``8GB``, ``512MB``); default 40% of the memory this process may use."""
+DUCKDB_SPILL_ENV = "XCORE_DUCKDB_SPILL"
+"""Environment variable: the most DuckDB may write to its temporary folder when it spills; default
+twice the memory limit."""
+_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_bytes(text: str, name: str) -> int:
+    """``"8GB"``, ``"512 MiB"`` or a plain byte count as bytes; anything else is a `ConfigError` naming `name`."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).upper() if m else ""
+    if m is None or unit not in _UNITS or float(m.group(1)) * _UNITS[unit] < 2**20:
+        raise ConfigError(f"expected a size of at least 1MB such as 8GB or 512MB, got {text!r}", field=name)
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def format_bytes(n: float) -> str:
+    """A byte count in words: ``2.3 GB``, ``512 MB``."""
+    for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def available_memory() -> int:
+    """Bytes this process may use: the machine's memory, or its cgroup's limit when lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = open(path, encoding="ascii").read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total
+
+
+def duckdb_memory_limit() -> int:
+    """The memory (bytes) for DuckDB's work and fetched results: `DUCKDB_MEMORY_ENV`, else 40% of
+    `available_memory()` (DuckDB's own default, 80%, left nothing for the arrays built from its results)."""
+    text = os.environ.get(DUCKDB_MEMORY_ENV, "").strip()
+    return parse_bytes(text, DUCKDB_MEMORY_ENV) if text else int(0.4 * available_memory())
+
+
+_DUCKDB_COUNT = iter(range(1 << 62))
+
+
+def new_duckdb(threads: int | None = None) -> Any:
+    """An in-memory DuckDB whose memory is bounded (`duckdb_memory_limit`) and which spills to its own
+    temporary folder (bounded by `DUCKDB_SPILL_ENV`, default twice the memory) instead of the
+    working directory's ``.tmp``; DuckDB removes the folder when the database closes."""
+    import duckdb
+
+    memory = duckdb_memory_limit()
+    spill_text = os.environ.get(DUCKDB_SPILL_ENV, "").strip()
+    spill = parse_bytes(spill_text, DUCKDB_SPILL_ENV) if spill_text else 2 * memory
+    folder = os.path.join(tempfile.gettempdir(), f"xcore-duckdb-{os.getpid()}-{next(_DUCKDB_COUNT)}")
+    config = {"memory_limit": f"{memory // 2**20}MiB", "temp_directory": folder,
+              "max_temp_directory_size": f"{spill // 2**20}MiB"}
+    if threads:
+        config["threads"] = int(threads)
+    return duckdb.connect(":memory:", config=config)

@@ -153,8 +153,11 @@ class DRMEstimator(Estimator):
         predicted = np.zeros((int(fold.max()) + 1, len(y)), dtype=np.int64)
         for k in range(int(fold.max()) + 1):
             tr = np.flatnonzero(fold != k)
+            share = 0.6 / (int(fold.max()) + 1)
             net = train_network(X[tr].astype(np.float32), y[tr], s.hidden, s.learning_rates, s.dropout,
-                                s.max_epochs, s.patience, s.seed + k)
+                                s.max_epochs, s.patience, s.seed + k,
+                                progress=scaled(lambda f, m, k=k: progress(f, f"fold {k + 1}: {m}"),
+                                                0.4 + share * k, 0.4 + share * (k + 1)))
             nets.append(net)
             p = net.proba(X.astype(np.float32))
             predicted[k] = (p >= 0.5).astype(np.int64)

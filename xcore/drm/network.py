@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from xcore.runtime import Progress, throttled
+
 
 @dataclass
 class TrainedNet:
@@ -47,8 +49,9 @@ def _mlp(d: int, hidden: tuple[int, ...], dropout: float) -> nn.Module:
 
 def _fit(X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], lr: float, dropout: float, epochs: int,
          seed: int, Xv: np.ndarray | None = None, yv: np.ndarray | None = None,
-         patience: int = 0) -> tuple[nn.Module, list[float], list[float], int]:
-    """Full-batch Adam training; with validation data, stops after `patience` epochs without improvement."""
+         patience: int = 0, tick: Progress | None = None) -> tuple[nn.Module, list[float], list[float], int]:
+    """Full-batch Adam training; with validation data, stops after `patience` epochs without improvement
+    (`tick` hears every epoch: a throttled, cancellable progress)."""
     torch.manual_seed(seed)
     model = _mlp(X.shape[1], hidden, dropout)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -59,6 +62,8 @@ def _fit(X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], lr: float, dropo
     train_curve, val_curve = [], []
     best, best_epoch, best_state = np.inf, 0, None
     for epoch in range(1, epochs + 1):
+        if tick is not None:
+            tick(epoch / epochs, f"epoch {epoch} of at most {epochs}")
         model.train()
         opt.zero_grad()
         loss = loss_fn(model(xt), yt)
@@ -94,18 +99,20 @@ def stratified_split(y: np.ndarray, fraction: float, rng: np.random.Generator) -
 
 def train_network(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...], lrs: tuple[float, ...],
                   dropout: float, max_epochs: int, patience: int, seed: int,
-                  val_fraction: float = 0.2) -> TrainedNet:
-    """Choose sizes and learning rate on a validation split, then retrain on all of X for the best epochs."""
+                  val_fraction: float = 0.2, progress: Progress | None = None) -> TrainedNet:
+    """Choose sizes and learning rate on a validation split, then retrain on all of X for the best epochs
+    (`progress` hears the epochs, so a cancel stops within one)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small full-batch problems: one thread is fastest on a shared machine
     try:
-        return _train(X, y, hidden_grid, lrs, dropout, max_epochs, patience, seed, val_fraction)
+        return _train(X, y, hidden_grid, lrs, dropout, max_epochs, patience, seed, val_fraction, throttled(progress))
     finally:
         torch.set_num_threads(threads)
 
 
 def _train(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...], lrs: tuple[float, ...],
-           dropout: float, max_epochs: int, patience: int, seed: int, val_fraction: float) -> TrainedNet:
+           dropout: float, max_epochs: int, patience: int, seed: int, val_fraction: float,
+           tick: Progress | None = None) -> TrainedNet:
     rng = np.random.default_rng(seed)
     tr, va = stratified_split(y, val_fraction, rng)
     if len(np.unique(y[tr])) < 2 or not len(va):
@@ -113,11 +120,11 @@ def _train(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...
     best = None
     for hidden in hidden_grid:
         for lr in lrs:
-            _, _, vc, ep = _fit(X[tr], y[tr], hidden, lr, dropout, max_epochs, seed, X[va], y[va], patience)
+            _, _, vc, ep = _fit(X[tr], y[tr], hidden, lr, dropout, max_epochs, seed, X[va], y[va], patience, tick)
             score = min(vc) if vc else np.inf
             if best is None or score < best[0] - 1e-9:
                 best = (score, hidden, lr, ep, vc)
     assert best is not None
     _, hidden, lr, ep, vc = best
-    model, tc, _, _ = _fit(X, y, hidden, lr, dropout, ep, seed)
+    model, tc, _, _ = _fit(X, y, hidden, lr, dropout, ep, seed, tick=tick)
     return TrainedNet(model, tuple(hidden), float(lr), ep, tc, vc)

@@ -48,7 +48,7 @@ from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
 from xcore.logic.sql import GroundingPlan, TableNames, focused_rule_sql, plan_rule, rule_sql
 from xcore.logic.summation import SummationGround, ground_summation, query_rule
-from xcore.runtime import Progress
+from xcore.runtime import DUCKDB_MEMORY_ENV, Progress, duckdb_memory_limit, format_bytes, new_duckdb
 
 DEFAULT_LIMIT = 5_000_000
 """Default maximum number of ground rules per rule."""
@@ -80,6 +80,54 @@ class CountedTooLarge(GroundingTooLarge):
             self,
             f"rule `{shown}` has more than {limit:,} ground rules (the limit; counting stopped there); "
             f"add a body atom that binds its variables (a block predicate) or raise the limit")
+
+
+class GroundingOutOfMemory(GroundingTooLarge):
+    """`GroundingTooLarge` when grounding a rule needs more memory than DuckDB and its result may use
+    (`xcore.runtime.duckdb_memory_limit`): says what to change instead of DuckDB's own error."""
+
+    def __init__(self, rule_text: str, estimate: int, memory: int, rows: int | None = None) -> None:
+        super().__init__(rule_text, estimate, rows or 0)
+        shown = rule_text if len(rule_text) <= 200 else rule_text[:197] + "..."
+        so_far = f"its result passed {rows:,} ground rules and " if rows else ""
+        XcoreError.__init__(
+            self,
+            f"grounding rule `{shown}` needs more than the {format_bytes(memory)} of memory allowed to DuckDB "
+            f"and its results: {so_far}it has about {estimate:,} by xcore's estimate; keep the size guard on "
+            f"(ground(..., limit={DEFAULT_LIMIT:_}), the default), add a body atom that binds its variables "
+            f"(a block predicate), or allow more memory with the environment variable {DUCKDB_MEMORY_ENV} "
+            f"(e.g. {DUCKDB_MEMORY_ENV}=16GB)")
+
+
+RESULT_SHARE = 3
+"""A rule's fetched result may take 1/RESULT_SHARE of the memory limit: its arrays are copied into
+numpy (atom ids, bindings) and sorted, about three times the fetched bytes at the peak."""
+FETCH_BYTES = 32 << 20
+"""About this many bytes per record batch fetched from DuckDB (the result is checked against its
+budget per batch; a 52-literal rule's row is 600 bytes, a short rule's 30)."""
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str, rule_text: str, estimate: int, columns: int,
+           limit: int | None) -> pa.Table:
+    """The query's result as Arrow. When the row cap (`limit`) cannot outgrow the result's share of the
+    memory limit it is fetched at once; otherwise a batch at a time, stopping with
+    `GroundingOutOfMemory` once it outgrows that share (DuckDB's memory limit does not cover fetched
+    results: with the size guard off, a 52-literal rule grew the process by 700 MB a second)."""
+    memory = duckdb_memory_limit()
+    budget = memory // RESULT_SHARE
+    row_bytes = 8 * max(columns, 1)
+    if limit is not None and (int(limit) + 1) * row_bytes <= budget:
+        return con.sql(sql).to_arrow_table()
+    reader = con.sql(sql).to_arrow_reader(max(2048, FETCH_BYTES // row_bytes))
+    batches, size, rows = [], 0, 0
+    for batch in reader:
+        size += batch.nbytes
+        rows += batch.num_rows
+        if size > budget:
+            del batches
+            raise GroundingOutOfMemory(rule_text, estimate, memory, rows)
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=reader.schema)
 
 
 def _suggested_limit(estimate: int) -> str:
@@ -269,7 +317,10 @@ def ground(
                 out.rules.append(_ground_summation_rule(con, store, rule, plan, i, names, limit, estimates[i]))
                 out.rules[-1].seconds = time.perf_counter() - t0
                 continue
-            out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i], only_targets))
+            try:
+                out.rules.append(_ground_plan(con, store, plan, i, names, limit, estimates[i], only_targets))
+            except duckdb.OutOfMemoryException:
+                raise GroundingOutOfMemory(rule.text(), estimates[i], duckdb_memory_limit()) from None
             out.rules[-1].seconds = time.perf_counter() - t0
         if progress:
             progress(1.0, f"{out.n_ground_rules:,} ground rules")
@@ -311,9 +362,7 @@ def _database(engine_join_order: bool, threads: int | None, pinned_build_sides: 
     `pinned_build_sides` (with xcore's join order) also stops DuckDB from swapping hash-join build and
     probe sides: on LastFM-size path-of-3 rules its swap built hash tables on the joined intermediate
     result (8 GB and 40 s for one capped count, against 0.7 GB and 0.5 s pinned; issue 13)."""
-    con = duckdb.connect(":memory:")
-    if threads:
-        con.execute(f"SET threads = {int(threads)}")
+    con = new_duckdb(threads)  # bounded memory, spilling to its own temporary folder
     if not engine_join_order:
         pinned = ",build_side_probe_side" if pinned_build_sides else ""
         con.execute(f"SET disabled_optimizers = 'join_order{pinned}'")
@@ -367,7 +416,7 @@ def _ground_plan(con, store: AtomStore, plan: GroundingPlan, index: int, names: 
         focused = focused_rule_sql(plan, store.schema, store.constant_id, _first_targets(store), names)
         sql = focused if focused is not None else f"SELECT * FROM ({sql}) AS g WHERE FALSE"
     capped = sql if limit is None else f"{sql}\nLIMIT {int(limit) + 1}"
-    res = con.sql(capped).to_arrow_table()
+    res = _fetch(con, capped, plan.rule.text(), estimate, len(plan.signs) + len(plan.variables), limit)
     L, V = len(plan.signs), len(plan.variables)
     n = res.num_rows
     if limit is not None and n > limit:

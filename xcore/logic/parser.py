@@ -85,6 +85,9 @@ _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 _NEGATIONS = ("~", "!")
+MAX_NESTING = 100
+"""Deepest parenthesis nesting a rule may have: the parser recurses once or twice per level, so a
+bound keeps a hostile line (100,000 opening parentheses) from exhausting Python's stack."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +283,7 @@ class _Parser:
     # -- grammar
     def rule(self) -> Rule:
         """rule := [weight (':' in PSL)] (formula | arithmetic) ['^' (1|2)] ['.']"""
+        self._check_nesting()
         if self.tok.kind == IDENT and self.peek().kind == ":":
             raise self.fail(f"weight must be a number, got {self.tok.describe()}")
         weight, weight_tok = self.weight()
@@ -322,6 +326,18 @@ class _Parser:
                                   relation=relation, filters=tuple(filters))
         return Rule(body=body, head=head, weight=weight, squared=squared, dialect=self.dialect,
                     conditions=conditions)
+
+    def _check_nesting(self) -> None:
+        """Refuse parentheses nested deeper than `MAX_NESTING`, at the first one too deep (before any recursion)."""
+        depth = 0
+        for t in self.tokens:
+            if t.kind == "(":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise self.fail(f"parentheses nested more than {MAX_NESTING} deep; "
+                                    f"write the rule with fewer nested groups", t)
+            elif t.kind == ")":
+                depth -= 1
 
     def _refuse_unsupported(self) -> None:
         """Name PSL constructs xcore does not support (never drop them silently)."""

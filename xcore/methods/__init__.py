@@ -2,20 +2,36 @@
 the command line and the study page all read.
 
 A new method is one package with a module exposing a `MethodSpec` plus one line in
-`xcore.methods.registry._ENTRIES`.
-Specs are imported on first use, so `import xcore.methods` stays light (no torch, no Streamlit).
+`xcore.methods.registry._ENTRIES`, then `python -m xcore.methods.catalog` (the light listing).
+Specs are imported on first use, and the contract's names (`Run`, `Settings`, ...) when first read,
+so `import xcore.methods` stays light (no pandas, no pydantic, no torch, no Streamlit): the command
+line lists methods from `xcore.methods.catalog` without importing any of them.
 """
 
 from __future__ import annotations
 
-from xcore.data.dataset import RelationalDataset
+from typing import TYPE_CHECKING
+
 from xcore.errors import ConfigError, XcoreError, wrap_foreign
-from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
-                                prediction_frame)
+from xcore.lazy import lazy_exports
 from xcore.methods.cache import RunCache
-from xcore.methods.driver import FITS, explain, validate, validate_run
 from xcore.methods.registry import REGISTRY, Registry
 from xcore.runtime import Progress
+
+if TYPE_CHECKING:
+    from xcore.data.dataset import RelationalDataset
+    from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
+                                    prediction_frame)
+
+__getattr__, __dir__, _CONTRACT = lazy_exports(__name__, {
+    "xcore.methods.base": ["PREDICTION_COLUMNS", "Estimator", "Explainer", "MethodSpec", "Run", "Settings",
+                           "prediction_frame"],
+    "xcore.methods.driver": ["FITS", "explain", "validate", "validate_run"],
+})
+
+_SHARED_FITS = object()
+"""`run_method`'s default for `fits`: the process-wide `xcore.methods.driver.FITS` (read when used, so
+importing this package stays light)."""
 
 RUNS = RunCache(max_entries=16)
 """The process-wide run cache (bounded); pages keep their own runs per session on top of it."""
@@ -28,7 +44,7 @@ def run_key(method: str, dataset: RelationalDataset, settings: Settings) -> tupl
 
 def run_method(method: str, dataset: RelationalDataset, settings: Settings | None = None,
                progress: Progress | None = None, cache: RunCache | None = RUNS,
-               fits: RunCache | None = FITS) -> Run:
+               fits: RunCache | None | object = _SHARED_FITS) -> Run:
     """Run a registered method on `dataset` (its default settings when None), through the run cache.
 
     A run is keyed by (model key, explainer settings): when only explainer settings changed, the fitted
@@ -37,6 +53,10 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
     `XcoreError`: inapplicable data and bad settings say why, and a foreign exception from a library
     is wrapped with the method named.
     """
+    from xcore.methods.driver import FITS, validate_run  # numpy, pandas, pydantic: only when running
+
+    if fits is _SHARED_FITS:
+        fits = FITS
     spec = REGISTRY[method]
     reason = spec.applicable(dataset)
     if reason is not None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from xcore.methods.base import Run
+if TYPE_CHECKING:
+    from xcore.methods.base import Run
 
 RunKey = tuple[str, str, str]
 

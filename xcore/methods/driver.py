@@ -24,7 +24,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
-from xcore.explain.types import ExplanationError, ExplanationSet
+from xcore.explain.types import ExplanationSet
 from xcore.methods.base import Estimator, Explainer, Settings
 from xcore.methods.cache import RunCache
 from xcore.runtime import Progress

@@ -1,6 +1,7 @@
 """The registry of methods: key -> `MethodSpec`, each imported from its package on first use.
 
-A new method is one package plus one line in `_ENTRIES`. Nothing here imports a method package at
+A new method is one package plus one line in `_ENTRIES` (then `python -m xcore.methods.catalog`
+refreshes the light metadata the command line lists). Nothing here imports a method package at
 import time, so `import xcore.methods` stays light (no torch, no Streamlit) and has no cycles.
 """
 

@@ -42,6 +42,7 @@ from xcore.mln.exact import MAX_EXACT_ATOMS, exact
 from xcore.mln.gibbs import gibbs
 from xcore.mln.importance import conditional_expectations, importance
 from xcore.mln.network import GroundMLN
+from xcore.runtime import Progress
 
 INFERENCE_METHODS: tuple[str, ...] = ("gibbs", "exact", "auto")
 """How a coalition network is solved; "auto" enumerates exactly up to `AUTO_EXACT_ATOMS` atoms."""
@@ -341,9 +342,11 @@ def cut_coalition(index: NetworkIndex, sampled: np.ndarray, cluster_of: np.ndarr
 
 
 def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | None = None,
-                    inference: str = "gibbs", gibbs_options: dict | None = None) -> Coalition:
+                    inference: str = "gibbs", gibbs_options: dict | None = None,
+                    progress: Progress | None = None) -> Coalition:
     """Build the coalition network, run inference on it and fill in the importance of every
-    literal of its kept clauses and (via their representatives) of its dropped clauses."""
+    literal of its kept clauses and (via their representatives) of its dropped clauses
+    (`progress` hears the Gibbs sweeps)."""
     if inference not in INFERENCE_METHODS:
         raise XcoreError(f"unknown inference {inference!r}; use one of {', '.join(INFERENCE_METHODS)}")
     t0 = time.perf_counter()
@@ -357,7 +360,7 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
     if use_exact and net.n_atoms > MAX_EXACT_ATOMS:
         raise XcoreError(f"exact inference on a coalition of {net.n_atoms} query atoms (at most {MAX_EXACT_ATOMS}); "
                          "use inference='gibbs' or smaller coalitions (lower S)")
-    res = exact(net) if use_exact else gibbs(net, **(gibbs_options or {}))
+    res = exact(net) if use_exact else gibbs(net, progress=progress, **(gibbs_options or {}))
     imp = importance(net, res)
     cond, expected = conditional_expectations(net, res)
     kept_entries = _clause_entries(mln, coalition.clauses)  # same order as the sub-network's CSR entries

@@ -37,6 +37,7 @@ from xcore.errors import XcoreError
 from xcore.logic.ast import Constant
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import GroundProgram
+from xcore.runtime import Progress, throttled
 
 CONTEXTS: tuple[str, ...] = ("body", "satisfied", "all")
 """Which ground clauses provide co-occurrence pairs (see the module docstring)."""
@@ -142,17 +143,18 @@ def cooccurrence_pairs(program: GroundProgram, context: str = "body") -> tuple[n
 
 # ---------------------------------------------------------------------- skip-gram
 def _train_skipgram(centre: np.ndarray, context: np.ndarray, n_vocab: int, dim: int, epochs: int,
-                    negatives: int, batch_size: int, lr: float, seed: int) -> tuple[np.ndarray, list[float]]:
+                    negatives: int, batch_size: int, lr: float, seed: int,
+                    tick: Progress | None = None) -> tuple[np.ndarray, list[float]]:
     """Skip-gram with negative sampling; returns the (n_vocab, dim) input embeddings and losses."""
     import torch
 
     from xcore.runtime import torch_threads
 
     with torch_threads(1):  # tiny dense ops: thread start-up costs more than it saves (~10x here)
-        return _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed)
+        return _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed, tick)
 
 
-def _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed):
+def _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed, tick=None):
     """The training loop (Adam written out: importing torch.optim pulls in torch._dynamo, ~3 s)."""
     g = torch.Generator().manual_seed(int(seed))
     w_in = ((torch.rand(n_vocab, dim, generator=g, dtype=torch.float32) - 0.5) / dim).requires_grad_()
@@ -167,7 +169,7 @@ def _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, bat
     P = len(centre)
     losses = []
     step = 0
-    for _ in range(epochs):
+    for epoch in range(epochs):
         perm = torch.randperm(P, generator=g)
         total = 0.0
         for lo in range(0, P, batch_size):  # one step per mini-batch of pairs
@@ -190,6 +192,8 @@ def _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, bat
                     denom = (b / (1 - beta2 ** step)).sqrt_().add_(eps)
                     p.addcdiv_(a, denom, value=-lr / (1 - beta1 ** step))
             total += float(loss.detach()) * len(idx)
+            if tick is not None:
+                tick((epoch + (lo + len(idx)) / P) / epochs, f"skip-gram epoch {epoch + 1} of {epochs}")
         losses.append(total / P)
     return w_in.detach().numpy().astype(np.float64), losses
 
@@ -201,9 +205,10 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def embed_objects(model, domain_type: str, dim: int = 16, epochs: int = 20, seed: int = 0,
                   context: str = "body", negatives: int = 5, batch_size: int | None = None,
-                  lr: float = 0.05, max_pairs: int = 2_000_000) -> ObjectEmbedding:
+                  lr: float = 0.05, max_pairs: int = 2_000_000, progress: Progress | None = None) -> ObjectEmbedding:
     """Skip-gram embeddings of the objects of type `domain_type` from their co-occurrence in the
-    ground formulas of a grounded `MLNModel` (or a `GroundMLN` with its program)."""
+    ground formulas of a grounded `MLNModel` (or a `GroundMLN` with its program); `progress` hears
+    the training steps."""
     mln = getattr(model, "mln_", model)
     if mln is None:
         raise XcoreError("ground the model first: MLNModel(...).ground(dataset)")
@@ -237,7 +242,7 @@ def embed_objects(model, domain_type: str, dim: int = 16, epochs: int = 20, seed
     c_v, x_v, d_v = inv[:P], inv[P:2 * P], inv[2 * P:]
     bs = int(batch_size) if batch_size is not None else int(np.clip(P // 50, 256, 65_536))
     w, losses = _train_skipgram(c_v.astype(np.int64), x_v.astype(np.int64), len(vocab), int(dim), int(epochs),
-                                int(negatives), bs, float(lr), seed)
+                                int(negatives), bs, float(lr), seed, throttled(progress))
     isolated = int((~np.isin(d_v, c_v)).sum())
     return ObjectEmbedding(names, _unit(w[d_v]), domain_type, domain.astype(np.int64), P, False, isolated,
                            losses, note)

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from xcore.errors import XcoreError
 from xcore.mln.network import GroundMLN
+from xcore.runtime import Progress, throttled
 
 
 @dataclass
@@ -185,7 +186,7 @@ class GibbsResult:
 
 def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int = 1, n_chains: int = 4,
           seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, n_jobs: int = 1,
-          watch: tuple[np.ndarray, np.ndarray] | None = None) -> GibbsResult:
+          watch: tuple[np.ndarray, np.ndarray] | None = None, progress: Progress | None = None) -> GibbsResult:
     """Sample P(query atoms | evidence) with `n_chains` parallel chains of colour-class Gibbs sweeps.
 
     Each chain runs `burn_in` sweeps, then keeps one state every `thin` sweeps until it has
@@ -194,6 +195,7 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
     GIL); results are reproducible for a given (seed, n_jobs) but differ between n_jobs values.
     `watch` = (atom columns, clause indices) keeps their values at every kept sample (`watched`), so
     other weightings of the same samples can be evaluated afterwards (importance reweighting).
+    `progress` hears the sweeps done (at most every 0.1 s; a cancel stops the chains there).
     """
     for name, v, low in (("n_samples", n_samples, 1), ("burn_in", burn_in, 0), ("thin", thin, 1),
                          ("n_chains", n_chains, 1), ("n_batches", n_batches, 1), ("n_jobs", n_jobs, 1)):
@@ -209,6 +211,7 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
         if init.shape != (n, C):
             raise XcoreError(f"gibbs: init must have shape (n_atoms, n_chains) = {(n, C)}, got {init.shape}")
     jobs = min(int(n_jobs), C)
+    tick = throttled(progress)
     t0 = time.perf_counter()
     watched = None
     if watch is not None:
@@ -217,13 +220,13 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
         jobs = 1  # one group of chains writes the watched arrays
     if jobs == 1:
         parts = [_run_chains(mln, plans, int(n_samples), int(burn_in), int(thin), C, np.random.default_rng(seed),
-                             batch_of, init, None if watch is None else (wa, wc, *watched))]
+                             batch_of, init, tick, None if watch is None else (wa, wc, *watched))]
     else:
         groups = np.array_split(np.arange(C), jobs)
         seeds = np.random.SeedSequence(seed).spawn(jobs)
         with ThreadPoolExecutor(jobs) as ex:
             futures = [ex.submit(_run_chains, mln, plans, int(n_samples), int(burn_in), int(thin), len(g),
-                                 np.random.default_rng(sd), batch_of, None if init is None else init[:, g])
+                                 np.random.default_rng(sd), batch_of, None if init is None else init[:, g], tick)
                        for g, sd in zip(groups, seeds)]
             parts = [f.result() for f in futures]
     seconds = time.perf_counter() - t0
@@ -243,7 +246,8 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
 
 def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
                 rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None,
-                watch: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
+                tick: Progress | None = None, watch: tuple | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
     """Run C chains; returns per-chain atom batch counts, pooled clause and negative-literal batch
     counts, the final state and the Rao-Blackwellised sums (see `GibbsResult.rb_sums`)."""
     n, m = mln.n_atoms, mln.n_clauses
@@ -302,12 +306,17 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
                     rb_p0[p.atoms] += 0.5 * C
             X[p.atoms] = new
 
+    sweeps = burn_in + n_samples * thin
     with np.errstate(over="ignore"):
-        for _ in range(burn_in):
+        for s in range(burn_in):
             sweep()
+            if tick is not None:
+                tick(s / sweeps, f"Gibbs burn-in: sweep {s + 1:,} of {burn_in:,}")
         for k in range(n_samples):
             for j in range(thin):
                 sweep(record=j == thin - 1)
+            if tick is not None:
+                tick((burn_in + (k + 1) * thin) / sweeps, f"Gibbs sampling: sample {k + 1:,} of {n_samples:,}")
             b = batch_of[k]
             atom_counts[b] += X
             sat = T > 0

@@ -50,7 +50,7 @@ from xcore.mln.coalitions import (INFERENCE_METHODS, Coalition, NetworkIndex, bu
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
 from xcore.mln.importance import FormulaTexts, formula_direction
 from xcore.mln.network import GroundMLN
-from xcore.runtime import Progress
+from xcore.runtime import Progress, scaled
 
 _TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_given_atom", "lender")
 
@@ -184,7 +184,10 @@ class _CoalitionExplainer:
         sizes = [coalition_atom_count(mln, c) for c in coalitions]
         opts = budgeted_options(self.gibbs_options, sizes, mln.n_atoms, self.work)
         for i, (coal, rng, o) in enumerate(zip(coalitions, rngs, opts)):  # one pass per coalition
-            solve_coalition(coal, mln, index, self.inference, self._gibbs_options(rng, o))
+            sweeps = None if progress is None else scaled(
+                lambda f, m, i=i: progress(f, f"{label} {i + 1}/{len(coalitions)}: {m}"),
+                (start + i - 1) / total, (start + i) / total)  # ends where the report below says it is done
+            solve_coalition(coal, mln, index, self.inference, self._gibbs_options(rng, o), progress=sweeps)
             if progress:
                 progress((start + i) / total, f"{label} {i + 1}/{len(coalitions)}: {coal.n_clauses} clauses, "
                                              f"{len(coal.network_atoms)} query atoms ({coal.inference})")
@@ -417,7 +420,7 @@ class IExplainer(_CoalitionExplainer):
         if progress:
             progress(0.0, f"embedding the {domain_type} objects")
         emb = embed_objects(mln, domain_type, dim=self.embedding_dim, epochs=self.embedding_epochs, seed=self.seed,
-                            context=self.context)
+                            context=self.context, progress=scaled(progress, 0.0, 1 / total) if progress else None)
         t_emb = time.perf_counter() - t0
         labels = cluster_objects(emb.vectors, self.C, seed=self.seed)
         n_const = mln.store.n_constants

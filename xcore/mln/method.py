@@ -179,7 +179,8 @@ class MLNEstimator(Estimator):
         report(0.3, f"grounding and {method} inference")
         options = {} if method == "exact" else {"n_samples": s.n_samples, "burn_in": s.burn_in,
                                                 "n_chains": s.n_chains, "seed": s.seed}
-        self.model_: MLNModel = MLNModel(rules).ground(data).infer(method, **options)
+        self.model_: MLNModel = MLNModel(rules).ground(data).infer(
+            method, progress=scaled(report, 0.3, 1.0) if method == "gibbs" else None, **options)
         report(1.0, "inferred")
         return self
 

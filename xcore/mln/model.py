@@ -20,6 +20,7 @@ from xcore.mln.exact import ExactResult, exact
 from xcore.mln.gibbs import GibbsResult, gibbs
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 from xcore.mln.network import DEFAULT_HARD_WEIGHT, GroundMLN, build_ground_mln
+from xcore.runtime import Progress
 
 
 def read_rules(text: str, source: str = "rules") -> tuple[list[Rule], MLNProgram | None]:
@@ -122,11 +123,12 @@ class MLNModel:
         self.result_, self._frame, self._texts = None, None, None
         return self
 
-    def infer(self, method: str = "gibbs", **options) -> "MLNModel":
-        """Run "gibbs" (options of `xcore.mln.gibbs.gibbs`) or "exact" enumeration (<= 20 atoms)."""
+    def infer(self, method: str = "gibbs", progress: Progress | None = None, **options) -> "MLNModel":
+        """Run "gibbs" (options of `xcore.mln.gibbs.gibbs`; `progress` hears its sweeps) or "exact"
+        enumeration (<= 20 atoms)."""
         mln = self._need_mln()
         if method == "gibbs":
-            self.result_ = gibbs(mln, **options)
+            self.result_ = gibbs(mln, progress=progress, **options)
         elif method == "exact":
             self.result_ = exact(mln, **options)
         else:

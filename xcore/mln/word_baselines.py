@@ -34,6 +34,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
+from xcore.runtime import Progress, throttled
 
 WORD_ITEM_KIND = "word"
 """Kind of the word items: "word" once `xcore.explain.types` knows it, else "feature_clause"."""
@@ -271,9 +272,16 @@ def lime_explain(clf: BagOfWordsClassifier, review: str, n_samples: int = 1000, 
 
 def lime_explain_all(clf: BagOfWordsClassifier, reviews: Iterable[str] | None = None, n_samples: int = 1000,
                      kernel_width: float = 0.75, top_k: int | None = 10, seed: int = 0,
-                     alpha: float = 1.0) -> ExplanationSet:
-    """`lime_explain` for many reviews (default: the test reviews); one surrogate per review."""
-    exps = [lime_explain(clf, r, n_samples, kernel_width, top_k, seed, alpha) for r in _reviews(clf, reviews)]
+                     alpha: float = 1.0, progress: Progress | None = None) -> ExplanationSet:
+    """`lime_explain` for many reviews (default: the test reviews); one surrogate per review
+    (`progress` hears each)."""
+    todo = list(_reviews(clf, reviews))
+    tick = throttled(progress)
+    exps = []
+    for i, r in enumerate(todo):
+        if tick is not None:
+            tick(i / max(len(todo), 1), f"LIME surrogate {i + 1} of {len(todo)}")
+        exps.append(lime_explain(clf, r, n_samples, kernel_width, top_k, seed, alpha))
     return ExplanationSet(exps, method="LIME", meta={"n_samples": int(n_samples), "kernel_width": float(kernel_width)})
 
 

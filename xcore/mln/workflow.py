@@ -200,7 +200,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
         t = time.perf_counter()
         sub = (lambda f, msg, base=base: report(base + share * 0.8 * f, f"{method}: {msg}"))
         if method == "M-Explain":
-            run.explanations[method], sampling = m_explain(model, queries, settings)
+            run.explanations[method], sampling = m_explain(model, queries, settings, progress=sub)
             t -= sampling  # count the full network's sampling too, even when the model's run is reused
         elif method == "I-Explain":
             run.iexplainer = IExplainer(C=settings.C, S=settings.S, T=settings.T, top_k=settings.top_k,
@@ -221,7 +221,7 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
             reviews = [query_object(setting, q) for q in queries]
             if method == "LIME":
                 run.explanations[method] = lime_explain_all(run.classifier, reviews, n_samples=settings.lime_samples,
-                                                            top_k=settings.top_k, seed=settings.seed)
+                                                            top_k=settings.top_k, seed=settings.seed, progress=sub)
             else:
                 run.explanations[method] = shap_explain_all(run.classifier, reviews, top_k=settings.top_k)
         run.seconds[method] = time.perf_counter() - t
@@ -229,7 +229,8 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
     return run
 
 
-def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings) -> tuple[ExplanationSet, float]:
+def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings,
+              progress: Progress | None = None) -> tuple[ExplanationSet, float]:
     """M-Explain of `queries` with an explicit sampling budget: the model's own Gibbs run when it
     used `settings`' options (reused), else a fresh run of them on the full network (the model is
     left as it is); exact results are used as they are. Returns the set (meta: work) and the
@@ -246,7 +247,7 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
         exps = [model.explain(a, top_k=settings.top_k) for a in queries]
         sampling = float(res.seconds) if isinstance(res, GibbsResult) else 0.0
     else:
-        res = gibbs(mln, **opts)
+        res = gibbs(mln, progress=progress, **opts)
         if model._texts is None:
             model._texts = FormulaTexts(mln)
         texts, frame = model._texts, importance_frame(mln, res)

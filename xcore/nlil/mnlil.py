@@ -21,7 +21,7 @@ import torch
 from xcore.nlil.graph import KB, Operators, Queries
 from xcore.nlil.model import NLIL, train
 from xcore.nlil.rules import Or, Rule, fires, quality
-from xcore.runtime import Progress
+from xcore.runtime import Progress, scaled
 
 
 def node_embedding(ops: Operators) -> sp.csr_matrix:
@@ -113,8 +113,8 @@ class LabelRules:
 
 
 def _train_one(args: tuple, progress: Progress | None = None) -> tuple[dict, list[float]]:
-    """Train one cluster's network (run in a worker process or inline, then with progress per epoch);
-    returns its state and loss curve."""
+    """Train one cluster's network (run in a worker process or inline, where `progress` hears its
+    epochs); returns its state and loss curve."""
     ops, head, arity, cfg, state, q, seed = args
     torch.set_num_threads(1)
     m = NLIL(ops, head, arity, cfg.statements, cfg.path_length, cfg.depth, cfg.width, seed=seed)
@@ -150,13 +150,6 @@ def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -
     return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
 
 
-def _sub(progress: Progress | None, start: float, span: float, prefix: str) -> Progress | None:
-    """A cluster's training progress mapped onto its share of the label's fit, its message prefixed."""
-    if progress is None:
-        return None
-    return lambda f, m: progress(start + span * f, f"{prefix}: {m}")
-
-
 def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
     """Algorithm 1 for one head: initialise, then alternate training per cluster and reassignment."""
     t0 = time.perf_counter()
@@ -189,10 +182,9 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
                                                                    mp_context=mp.get_context("spawn")))
                 results = list(pool.map(_train_one, jobs))
             else:
-                step = 1.0 / (cfg.rounds * k)
-                results = [_train_one(j, _sub(progress, (rnd * k + c) * step, step,
-                                              f"{q.head}: round {rnd + 1}/{cfg.rounds}, cluster {c + 1}/{k}"))
-                           for c, j in enumerate(jobs)]
+                results = [_train_one(j, None if progress is None else scaled(
+                    lambda f, m, c=c: progress(f, f"{q.head}: round {rnd + 1}, cluster {c + 1} of {k}: {m}"),
+                    (rnd + c / k) / cfg.rounds, (rnd + (c + 1) / k) / cfg.rounds)) for c, j in enumerate(jobs)]
             train_time += time.perf_counter() - t1
             states = [r[0] for r in results]
             for c, r in enumerate(results):

@@ -19,7 +19,7 @@ from torch import nn
 
 from xcore.nlil.graph import Operators, Queries
 from xcore.nlil.rules import And, Formula, Not, Or, Rule, Statement, simplify
-from xcore.runtime import Progress
+from xcore.runtime import Progress, throttled
 
 
 def _attention(logits: torch.Tensor, hard: bool) -> torch.Tensor:
@@ -161,6 +161,7 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
     x = torch.as_tensor(q.x, dtype=torch.long)
     yy = None if q.y is None else torch.as_tensor(q.y, dtype=torch.long)
     losses = []
+    tick = throttled(progress)  # every epoch, at most every 0.1 s: a cancel stops within an epoch or so
     for epoch in range(epochs):
         if model.arity == 1:  # one pass scores every entity: full batch
             p = model(None)[x].clamp(1e-6, 1 - 1e-6)
@@ -169,8 +170,8 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
-            if progress is not None:  # every epoch: a cancel is seen within one epoch
-                progress((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs}, loss {losses[-1]:.4f}")
+            if tick is not None:
+                tick((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs}, loss {losses[-1]:.4f}")
             continue
         order = torch.randperm(len(q), generator=g)
         total = 0.0
@@ -183,9 +184,9 @@ def _train(model: NLIL, q: Queries, epochs: int, lr: float, batch: int, seed: in
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(idx) / len(q)
-            if progress is not None:  # every batch: a cancel is seen within one batch
-                progress((epoch + s / len(q)) / epochs, f"epoch {epoch + 1}/{epochs}")
+            if tick is not None:
+                tick((epoch + (s + len(idx)) / len(q)) / epochs, f"epoch {epoch + 1}/{epochs}")
         losses.append(total)
-        if progress is not None:
-            progress((epoch + 1) / epochs, f"epoch {epoch + 1}/{epochs}, loss {total:.4f}")
+    if progress is not None and losses:
+        progress(1.0, f"epoch {len(losses)}/{epochs}, loss {losses[-1]:.4f}")
     return losses

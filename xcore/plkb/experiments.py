@@ -17,7 +17,7 @@ from xcore.errors import XcoreError
 from xcore.plkb.encoding import one_hot  # noqa: F401  (re-exported: moved to encoding)
 from xcore.plkb.kb import KB, clauses_from_conjunctions
 from xcore.plkb.literals import Domain
-from xcore.runtime import Progress
+from xcore.runtime import Progress, scaled, throttled
 
 BASELINES = ("CART", "RF", "SVM", "MLP")
 
@@ -50,6 +50,12 @@ def random_clauses(domain: Domain, n: int, lengths: Sequence[int] | np.ndarray =
     return clauses_from_conjunctions(domain, feat, val, lens, rng.random(n), np.full(n, -1), "random")
 
 
+def _step(progress: Progress | None, i: int, n: int) -> Progress | None:
+    """`progress` for the rows of step `i` of `n` (each step predicts every test row: reporting
+    within a step keeps a cancel from waiting for the whole step)."""
+    return None if progress is None else scaled(progress, i / n, (i + 1) / n)
+
+
 def pollution_curve(clf, X_test: pd.DataFrame, y_test: Sequence, fractions: Sequence[float] = (0, 0.1, 0.25, 0.5, 1, 2),
                     seed: int = 0, progress: Progress | None = None) -> pd.DataFrame:
     """Test accuracy and F1 as random clauses (a fraction of the KB size) are added (Fig. 4).
@@ -67,7 +73,7 @@ def pollution_curve(clf, X_test: pd.DataFrame, y_test: Sequence, fractions: Sequ
             n_rand = int(round(frac * len(base)))
             kb = base if n_rand == 0 else KB.concat([base, random_clauses(base.domain, n_rand, feat_lengths, seed + i)])
             clf.set_kb(kb)
-            pred = clf.reasoner_.intervals(codes)["positive"].to_numpy()
+            pred = clf.reasoner_.intervals(codes, _step(progress, i, len(fractions)))["positive"].to_numpy()
             m = binary_metrics(truth, pred)
             rows.append({"fraction": float(frac), "n_random": n_rand, "kb_size": len(kb),
                          "accuracy": m["accuracy"], "f1": m["f1"]})
@@ -106,7 +112,7 @@ def compare_baselines(clf, X_train: pd.DataFrame, y_train: Sequence, X_test: pd.
     rows = []
     if include_kb:
         t = time.perf_counter()
-        pred = clf.predict_interval(X_test)["positive"].to_numpy()
+        pred = clf.predict_interval(X_test, _step(progress, 0, len(models) + 1))["positive"].to_numpy()
         rows.append({"model": f"PLKB ({clf.kb})", **binary_metrics(yte, pred), "seconds": time.perf_counter() - t})
     for i, name in enumerate(models):
         t = time.perf_counter()
@@ -258,12 +264,17 @@ def shap_agreement_by_k(clf, X_train: pd.DataFrame, y_train: Sequence, X_explain
     base = shap_for(clf, X_train, y_train, model=model)
     sv = base.values(clf.discretizer_.transform(X_explain))
     feats = list(clf.domain_.features)
-    positive = clf.reasoner_.intervals(codes)["positive"].to_numpy()
+    positive = clf.reasoner_.intervals(codes, _step(progress, 0, len(ks) + 1))["positive"].to_numpy()
     agree, freq = [], []
     n = len(codes)
     for t, k in enumerate(ks):
-        ours = [set(decisive_features(clf.reasoner_, c, k, bool(p), max_exhaustive=max_exhaustive,
-                                      seed=int(clf.random_state)).features) for c, p in zip(codes, positive)]
+        tick = throttled(progress)
+        ours = []
+        for r, (c, p) in enumerate(zip(codes, positive)):  # one LP search per row: a cancel stops between rows
+            ours.append(set(decisive_features(clf.reasoner_, c, k, bool(p), max_exhaustive=max_exhaustive,
+                                              seed=int(clf.random_state)).features))
+            if tick is not None:
+                tick((t + r / max(n, 1)) / len(ks), f"k = {k}: row {r + 1} of {n}")
         shap = [set(top_k(v, k, bool(p)).tolist()) for v, p in zip(sv, positive)]
         overlap = np.array([len(a & b) for a, b in zip(ours, shap)])
         for j in range(k + 1):
@@ -322,7 +333,7 @@ def _curve(clf, X_test: pd.DataFrame, y_test: Sequence, extras: Sequence[tuple[i
     try:
         for i, (n_added, extra) in enumerate(extras):
             clf.set_kb(base if n_added == 0 else KB.concat([base, extra]))
-            pred = clf.reasoner_.intervals(codes)["positive"].to_numpy()
+            pred = clf.reasoner_.intervals(codes, _step(progress, i, len(extras)))["positive"].to_numpy()
             rows.append({"n_added": n_added, "kb_size": len(clf.kb_), "accuracy": float(accuracy_score(truth, pred)),
                          "f1": float(f1_score(truth, pred, zero_division=0))})
             if progress is not None:

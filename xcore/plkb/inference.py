@@ -18,7 +18,7 @@ import pandas as pd
 from xcore.errors import XcoreError
 from xcore.plkb.kb import KB
 from xcore.plkb.lp import DEFAULT_FACE_TOL, HighsLP, Interval, build_lp
-from xcore.runtime import Progress
+from xcore.runtime import Progress, throttled
 
 SOLVERS = ("highs", "pulp", "pulp-highs")
 SCOPES = ("relevant", "full")
@@ -83,11 +83,13 @@ class Reasoner:
         codes = np.atleast_2d(np.asarray(codes, dtype=np.int64))
         n = len(codes)
         rows = []
-        step = max(1, n // 100)
+        tick = throttled(progress)  # at most every 0.1 s: a cancel stops within one LP of that
         for i in range(n):
             rows.append(self.interval(codes[i]).as_dict())
-            if progress is not None and (i % step == 0 or i == n - 1):
-                progress((i + 1) / n, f"query {i + 1} of {n}")
+            if tick is not None:
+                tick((i + 1) / n, f"query {i + 1} of {n}")
+        if progress is not None and n:
+            progress(1.0, f"query {n} of {n}")
         cols = ["lo", "hi", "mid", "objective", "n_clauses", "positive"]
         return pd.DataFrame(rows, columns=cols)
 

@@ -150,7 +150,8 @@ def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | N
     clf = settings.classifier()
     clf.fit(X_train, y_train, progress=lambda f, m: report(0.6 * f, m))
     report(0.6, "predicting the test rows")
-    predictions = clf.predictions_frame(X_test, y_test)
+    predictions = clf.predictions_frame(X_test, y_test, progress=lambda f, m: report(0.6 + 0.4 * f,
+                                                                                     f"test rows: {m}"))
     report(1.0, "done")
     return PLKBRun(settings, clf, X_train, X_test, y_train, y_test, predictions)
 

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from xcore.errors import XcoreError
 from xcore.psl.program import HingeProgram
-from xcore.runtime import limited_threads, new_highs
+from xcore.runtime import Progress, limited_threads, new_highs, throttled
 
 
 @dataclass
@@ -35,14 +35,15 @@ class MAPResult:
 
 
 def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | None = None,
-                  tol: float = 1e-10, max_iter: int = 20000) -> MAPResult:
-    """Minimise the energy; `y0` warm-starts (e.g. from a previous solution).
+                  tol: float = 1e-10, max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
+    """Minimise the energy; `y0` warm-starts (e.g. from a previous solution); `progress` hears the
+    iterations of L-BFGS-B and ADMM (at most every 0.1 s, so a cancel stops within one).
 
     BLAS is held to one thread: these solves are sparse and small per call, and idle BLAS threads
     spinning on a 2-core machine made them 10-60x slower (bench/psl_esms_parallel.py).
     """
     with limited_threads(1):
-        return _map_inference(prog, method, y0, tol, max_iter)
+        return _map_inference(prog, method, y0, tol, max_iter, progress)
 
 
 def box_bounds(prog: HingeProgram) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -74,13 +75,13 @@ def _only_bounds(prog: HingeProgram) -> bool:
 
 
 def _map_inference(prog: HingeProgram, method: str, y0: np.ndarray | None, tol: float,
-                   max_iter: int) -> MAPResult:
+                   max_iter: int, progress: Progress | None = None) -> MAPResult:
     if method == "auto":
         method = "lbfgs" if bool(prog.squared.all()) and _only_bounds(prog) else "qp"
     if method == "lbfgs":
-        return map_lbfgs(prog, y0, tol, max_iter)
+        return map_lbfgs(prog, y0, tol, max_iter, progress)
     if method == "admm":
-        return map_admm(prog, y0, tol=max(tol, 1e-9), max_iter=max_iter)
+        return map_admm(prog, y0, tol=max(tol, 1e-9), max_iter=max_iter, progress=progress)
     if method == "qp":
         return map_qp(prog)
     raise XcoreError(f"unknown inference method {method!r}; use auto, lbfgs, admm or qp")
@@ -97,7 +98,7 @@ def _start(prog: HingeProgram, y0: np.ndarray | None) -> np.ndarray:
 
 
 def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-10,
-              max_iter: int = 20000) -> MAPResult:
+              max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
     """L-BFGS-B on the smooth energy (squared hinges only).
 
     L-BFGS-B handles box bounds only, not general linear constraints: a squared-hinge program
@@ -125,10 +126,18 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
 
     # array bounds: a list of (0, 1) pairs costs scipy a Python conversion per atom on every call
     bounds = Bounds(lo, hi)  # hard rows over one atom are bounds (box_bounds)
+    tick = throttled(progress)
+    seen = [0]
+
+    def callback(*_: object) -> None:  # per L-BFGS-B iteration: the cancel check rides on `tick`
+        seen[0] += 1
+        tick(min((nit + seen[0]) / max_iter, 1.0), f"L-BFGS-B iteration {nit + seen[0]:,}")
 
     for _ in range(20):
+        seen[0] = 0
         res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10})
+                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10},
+                       callback=None if tick is None else callback)
         nit += int(res.get("nit", 0))  # scipy omits it when its own presolve ends the run
         y = np.clip(res.x, lo, hi)
         if prog.kkt_residual(y, lo, hi) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
@@ -140,7 +149,7 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
 
 
 def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
-             tol: float = 1e-7, max_iter: int = 20000) -> MAPResult:
+             tol: float = 1e-7, max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
     """Consensus ADMM (Bach et al., PSL): closed-form local hinge updates, averaged consensus.
 
     Every non-zero of [A; C] holds a local copy of its atom; all updates are array operations.
@@ -166,7 +175,10 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
     x = z[cols].copy()
     k_nz, w_nz, n2_nz = kind[rows], w[rows], safe_norm2[rows]
     it, converged = 0, False
+    tick = throttled(progress)
     for it in range(1, max_iter + 1):
+        if tick is not None:
+            tick(it / max_iter, f"ADMM iteration {it:,}")
         v = z[cols] - u
         s = np.bincount(rows, a * v, minlength=nrows) + b
         s_nz = s[rows]

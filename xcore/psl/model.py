@@ -377,8 +377,10 @@ class PSLModel:
             raise XcoreError("the model is not grounded yet: call model.ground(dataset) first")
         return self.program_
 
-    def infer(self, warm_start: bool = True, method: str | None = None) -> MAPResult:
-        """MAP inference; `warm_start` starts from the previous MAP state (or the targets' initial values)."""
+    def infer(self, warm_start: bool = True, method: str | None = None,
+              progress: Progress | None = None) -> MAPResult:
+        """MAP inference; `warm_start` starts from the previous MAP state (or the targets' initial values);
+        `progress` hears the solver's iterations (a cancel stops it there)."""
         prog = self._need_program()
         y0 = None
         if warm_start and self.y_ is not None and len(self.y_) == prog.n_atoms:
@@ -386,7 +388,7 @@ class PSLModel:
         elif self.store_ is not None and np.isfinite(self.store_.target_initial).any():
             y0 = np.where(np.isfinite(self.store_.target_initial), self.store_.target_initial, 0.5)
         with limited_threads(1):
-            res = map_inference(prog, method or self.inference, y0=y0)
+            res = map_inference(prog, method or self.inference, y0=y0, progress=progress)
         self.map_, self.y_ = res, res.y
         return res
 

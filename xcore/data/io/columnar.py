@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from xcore.data.io.files import decode_text, field_counts, split_records
+from xcore.data.io.files import allow_fields_of, decode_text, field_counts, split_records
 from xcore.data.io.quoted_layout import QuotedLayout, quoted_layout
 from xcore.errors import DataError
 
@@ -37,7 +37,9 @@ WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
 """The characters Python's `str.strip` removes: fields are stripped of exactly these (Arrow's own
 whitespace class also holds U+FEFF, which Python keeps)."""
 BLOCK_BYTES = 1 << 22
-"""pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result."""
+"""pyarrow.csv block size (4 MiB): bounds the reader's working memory besides the result. A file
+with a longer record gets a block that holds it (`block_bytes`): pyarrow refuses a record that
+straddles two blocks."""
 
 
 TEXT_BLOCK_BYTES = 1 << 20
@@ -113,14 +115,24 @@ def _normalised(data: bytes) -> bytes:
     return data
 
 
-def _line_numbers(data: bytes) -> np.ndarray:
-    """1-based numbers of the non-empty lines (what pyarrow reads with ignore_empty_lines)."""
+def _line_numbers(data: bytes) -> tuple[np.ndarray, int]:
+    """1-based numbers of the non-empty lines (what pyarrow reads with ignore_empty_lines), and the
+    length in bytes of the longest line."""
     breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     lengths = np.diff(breaks, prepend=-1) - 1  # line k ends at breaks[k]
     lines = np.flatnonzero(lengths > 0) + 1
+    longest = int(lengths.max()) if len(lengths) else 0
     if not len(data) or data[-1:] != b"\n":  # a last line without its line break
         lines = np.append(lines, len(breaks) + 1)
-    return lines.astype(np.int64)
+        longest = max(longest, len(data) - (int(breaks[-1]) + 1 if len(breaks) else 0))
+    return lines.astype(np.int64), longest
+
+
+def block_bytes(longest_record: int) -> int:
+    """pyarrow's block size for a file whose longest record has `longest_record` bytes: `BLOCK_BYTES`,
+    or a power of two holding twice that record (a record may not straddle two blocks)."""
+    need = 2 * (longest_record + 1)
+    return BLOCK_BYTES if need <= BLOCK_BYTES else 1 << (need - 1).bit_length()
 
 
 def read_encoded_records(data: bytes, file: str, sep: str) -> Records:
@@ -203,11 +215,12 @@ def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
     quoted = layout is not None
     if quoted:
         nonempty = layout.lines
+        longest = int((layout.ends - layout.starts).max()) if len(layout.starts) else 0
         header, header_line = _first_quoted(data, layout, sep)
         if header is None and header_line < 0:  # the csv module must place the error
             return None
     else:
-        nonempty = _line_numbers(data)
+        nonempty, longest = _line_numbers(data)
         header, header_line = _first_record(data, sep)
     if header is None:
         return Records([], np.zeros(0, np.int64), None)
@@ -229,7 +242,8 @@ def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=BLOCK_BYTES),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
+                                            block_size=block_bytes(longest)),
             parse_options=pacsv.ParseOptions(delimiter=sep, quote_char='"' if quoted else False,
                                              double_quote=True, escape_char=False,
                                              newlines_in_values=quoted, ignore_empty_lines=True,
@@ -300,6 +314,7 @@ def _first_quoted(data: bytes, layout: QuotedLayout, sep: str) -> tuple[list[str
 
 def _csv_fields(text: str, sep: str) -> list[str] | None:
     """The fields of one record as the csv module reads it (None when it rejects the text)."""
+    allow_fields_of(len(text) + 1)
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True))
     except csv.Error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import threading
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Mapping, Sequence, Union
 
@@ -201,9 +202,22 @@ def split_records(text: str, file: str, sep: str, quoted: bool) -> tuple[list[li
     return rows, np.asarray(keep, dtype=np.int64) + 1
 
 
+def allow_fields_of(length: int) -> None:
+    """Raise the csv module's field-size limit (process-wide, 128 KiB by default) to `length`
+    characters: a valid file may hold one long field, and no field is longer than its file. The
+    limit is only ever raised, so concurrent readers never see it lowered under them."""
+    with _FIELD_LIMIT_LOCK:
+        if csv.field_size_limit() < length:
+            csv.field_size_limit(length)
+
+
+_FIELD_LIMIT_LOCK = threading.Lock()
+
+
 def _split_quoted(text: str, file: str, sep: str) -> tuple[list[list[str]], np.ndarray]:
     import io
 
+    allow_fields_of(len(text) + 1)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
     rows: list[list[str]] = []
     starts: list[int] = []

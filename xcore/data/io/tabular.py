@@ -47,6 +47,14 @@ def load_tabular(source: Source, name: str | None = None, *, label: str | None =
                               missing=missing, limits=limits)
 
 
+def check_separator(sep: object, file: str) -> None:
+    """Refuse a separator the CSV reader cannot split on (empty, several characters, non-ASCII, a
+    quote or a line break) with a `DataError` saying what it must be, before any parsing."""
+    if not isinstance(sep, str) or len(sep) != 1 or not sep.isascii() or sep in '"\r\n':
+        raise DataError(f"the separator (option sep) must be one ASCII character other than a double "
+                        f"quote or a line break, such as ',' ';' or a tab; got {sep!r}", file=file)
+
+
 def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None = None,
                        sep: str | None = None, header: bool = True,
                        missing: Sequence[str] = MISSING, limits: Limits | None = None) -> RelationalDataset:
@@ -58,6 +66,7 @@ def tabular_from_bytes(data: bytes, file: str, name: str, *, label: str | None =
     if sep is None:
         first = head_lines(data)
         sep = _guess_separator(first[0] if first else "")
+    check_separator(sep, file)
     rec = read_encoded_records(data, file, sep)
     if not rec.width:
         first_record([], rec.lines, file)
