@@ -57,13 +57,15 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     if st.session_state.get("esms_unary_for") != (ds.fingerprint(), target):
         unary = binary_unary(ds, target)  # a 0/1 target T(A): its signal is relative to the base rate
         st.session_state["esms_counterparts"] = unary
-        st.session_state["esms_weights"] = "joint" if unary else "per_rule"
+        st.session_state["esms_weights"] = "calibrated" if unary else "per_rule"
         st.session_state["esms_unary_for"] = (ds.fingerprint(), target)
-    weights = st.radio("Rule weights", ["joint", "per_rule"], horizontal=True, key="esms_weights",
-                       format_func={"joint": "jointly with the priors", "per_rule": "PPLL per rule (paper)"}.get,
+    weights = st.radio("Rule weights", ["calibrated", "joint", "per_rule"], horizontal=True, key="esms_weights",
+                       format_func={"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL",
+                                    "per_rule": "PPLL per rule (paper)"}.get,
                        help="Per rule (the paper, the LastFM benchmark): each rule's PPLL weight on its own. "
-                            "Jointly: each candidate model's weights learned together with the priors ~T and T, "
-                            "so a rule's weight is what it adds to the base rate (0/1 targets T(A) need it).")
+                            "Jointly: each candidate model's weights learned together with the priors ~T and T "
+                            "(by PPLL, or so that each training atom's MAP value fits its label), so a rule's "
+                            "weight is what it adds to the base rate (0/1 targets T(A) need it).")
     counterparts = st.checkbox("Add counterpart templates (¬evidence → ¬target, as HyPER does)",
                                key="esms_counterparts",
                                help="The paper's templates only push the target up; counterparts also "

@@ -97,5 +97,5 @@ def test_too_few_labels_said_before_the_run_and_generated_data_in_one_click():
     assert len(at.session_state["dataset"].truth("cancer")) > 300
     assert not any("Too few labelled targets" in w.value for w in at.warning)
     # a 0/1 unary target: joint weights with the priors and counterparts by default
-    assert at.radio(key="esms_weights").value == "joint"
+    assert at.radio(key="esms_weights").value == "calibrated"
     assert at.checkbox(key="esms_counterparts").value

@@ -33,6 +33,8 @@ class GridPotential:
 
     values: np.ndarray
     observed: np.ndarray
+    truth: np.ndarray | None = None
+    """The scored atoms' true values."""
 
 
 def grid_points(n: int = GRID) -> np.ndarray:
@@ -62,7 +64,7 @@ def grid_potential(A: sp.csr_matrix, b: np.ndarray, squared: np.ndarray | bool, 
     at_truth = np.maximum(a * ctx[col] + c, 0.0)
     at_truth = np.where(sq, at_truth ** 2, at_truth)
     S = sp.csr_matrix((np.ones(len(a)), (pos[col], np.arange(len(a)))), shape=(len(atoms), len(a)))
-    return GridPotential(np.asarray(S @ d), np.bincount(pos[col], at_truth, minlength=len(atoms)))
+    return GridPotential(np.asarray(S @ d), np.bincount(pos[col], at_truth, minlength=len(atoms)), ctx[atoms])
 
 
 def joint_objective(w: np.ndarray, F: np.ndarray, O: np.ndarray) -> tuple[float, np.ndarray]:
@@ -98,3 +100,41 @@ def learn_joint_weights(potentials: Sequence[GridPotential], w_max: float = 100.
 
 
 __all__ = ["GRID", "GridPotential", "grid_points", "grid_potential", "joint_objective", "learn_joint_weights"]
+
+
+SHARPNESS = 400.0
+"""Energy scale at which `local_map` reads the conditional's mean as its mode (sd about 1/sqrt(2 * 400))."""
+
+
+def local_map(w: np.ndarray, F: np.ndarray, sharpness: float = SHARPNESS) -> np.ndarray:
+    """Each scored atom's MAP value with every other atom at its truth (the squared-hinge energy's
+    minimiser on the grid, smoothed: the mean of exp(-sharpness * E / sum(w)))."""
+    r, a, g = F.shape
+    energy = (w @ F.reshape(r, a * g)).reshape(a, g) * (sharpness / max(float(w.sum()), 1e-12))
+    e = np.exp(energy.min(axis=1, keepdims=True) - energy)
+    return (e / e.sum(axis=1, keepdims=True)) @ grid_points(g)
+
+
+def learn_calibrated_weights(potentials: Sequence[GridPotential], truth: np.ndarray, fixed: Sequence[bool],
+                             w_max: float = 100.0) -> np.ndarray:
+    """Weights whose local MAP values fit the truth in squared error (MAP is what PSL predicts, and
+    for squared hinges it depends on the weights' ratios only): `fixed` rules (the priors) start at 1,
+    the others at 0; the result is scaled so that the largest weight is 10."""
+    if not potentials:
+        return np.zeros(0)
+    F = np.stack([p.values for p in potentials])
+    if F.shape[1] == 0:
+        return np.zeros(len(potentials))
+    y = np.asarray(truth, dtype=float)
+    w0 = np.where(np.asarray(fixed, dtype=bool), 1.0, 0.0)
+    if not w0.any():
+        w0[:] = 1.0
+
+    def loss(w: np.ndarray) -> float:
+        return float(np.mean((local_map(w, F) - y) ** 2)) if w.sum() > 1e-9 else 1.0
+
+    res = minimize(loss, w0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(potentials),
+                   options={"maxiter": 200, "eps": 1e-4})
+    w = np.clip(res.x, 0.0, None)
+    w[w < 1e-3 * max(w.max(), 1e-12)] = 0.0
+    return np.minimum(w * (10.0 / max(w.max(), 1e-12)), w_max)

@@ -66,7 +66,7 @@ def default_settings(dataset: RelationalDataset) -> ESMSSettings:
     unary = binary_unary(dataset, target)  # base-rate-relative signal: joint weights, counterparts
     return ESMSSettings(target=target, block=block, rules_per_model=10, iterations=20,
                         gamma=DEMO_SETTINGS.gamma, closed_world=all_positive(dataset, target),
-                        weight_learning="joint" if unary else "per_rule", counterparts=unary)
+                        weight_learning="calibrated" if unary else "per_rule", counterparts=unary)
 
 
 class ESMSEstimator(Estimator):

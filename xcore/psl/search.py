@@ -50,7 +50,7 @@ from xcore.logic.estimate import estimate_groundings
 from xcore.logic.grounding import GroundRules, ground
 from xcore.psl.explain import mep_from_program
 from xcore.psl.inference import map_inference
-from xcore.psl.joint_ppll import GridPotential, grid_potential, learn_joint_weights
+from xcore.psl.joint_ppll import GridPotential, grid_potential, learn_calibrated_weights, learn_joint_weights
 from xcore.psl.model import (
     PPLLCache,
     PSLModel,
@@ -89,7 +89,7 @@ but moved candidate MSEs by up to 1e-8, which flips near-ties (on the planted da
 tests/methods/esms/test_psl_search.py it chose another model), so the choice would no longer be
 the reference's."""
 _BATCH = 16
-WEIGHT_LEARNING = ("per_rule", "joint")
+WEIGHT_LEARNING = ("per_rule", "joint", "calibrated")
 """How candidate rules get weights: "per_rule" is the paper's PPLL of each rule on its own (learned once,
 cached; what the LastFM benchmark uses); "joint" learns every candidate model's weights together with
 the priors (`xcore.psl.joint_ppll`), so a rule's weight is what it adds to the base rate."""
@@ -251,7 +251,7 @@ class ESMSSearch:
         if weight_learning not in WEIGHT_LEARNING:
             raise XcoreError(f"weight_learning must be one of {', '.join(WEIGHT_LEARNING)}, got {weight_learning!r}")
         self.weight_learning = weight_learning
-        always_priors = always_priors or weight_learning == "joint"  # joint weights are relative to the priors
+        always_priors = always_priors or weight_learning != "per_rule"  # joint weights are relative to the priors
         self.target, self.gamma, self.alpha = target, float(gamma), float(alpha)
         self.rules_per_model, self.iterations, self.metric = int(rules_per_model), int(iterations), metric
         self.block, self.n_jobs, self.seed = block, n_jobs, seed
@@ -341,7 +341,7 @@ class ESMSSearch:
             for c in models:
                 rules = [r.with_weight(weights[rule_key(r)]) for r in c.rules
                          if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
-                if self.weight_learning == "joint":
+                if self.weight_learning != "per_rule":
                     rules = self._joint(rules, train_fp)
                 keys = [rule_key(r) for r in rules]
                 rule_expl = np.array([expl_of[k] for k in keys], dtype=bool)
@@ -409,7 +409,11 @@ class ESMSSearch:
         key = ppll_data_key(train_fp, self.target)
         grids = [self.cache_.grids.get((key, rule_key(r))) for r in rules]
         learnable = [i for i, g in enumerate(grids) if g is not None and not rules[i].is_hard]
-        w = learn_joint_weights([grids[i] for i in learnable], self.w_max)
+        if self.weight_learning == "calibrated" and learnable:
+            w = learn_calibrated_weights([grids[i] for i in learnable], grids[learnable[0]].truth,
+                                         [not rules[i].body for i in learnable], self.w_max)
+        else:
+            w = learn_joint_weights([grids[i] for i in learnable], self.w_max)
         out = list(rules)
         for i, wi in zip(learnable, w):
             out[i] = rules[i].with_weight(float(wi))
@@ -456,7 +460,7 @@ class ESMSSearch:
             if (train_fp, k) in cache.failed:
                 continue
             w = cache.ppll.get(r, ppll_key, self.w_max)
-            if w is None or (self.weight_learning == "joint" and (ppll_key, k) not in cache.grids):
+            if w is None or (self.weight_learning != "per_rule" and (ppll_key, k) not in cache.grids):
                 need_w.append(k)
             else:
                 weights[k] = w
@@ -470,7 +474,7 @@ class ESMSSearch:
             A, b = g.linear_form(train_store)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
                 w = learn_weight(A, b, g.rule.squared, train_store.truth, scored=scored, w_max=self.w_max).weight
-            if self.weight_learning == "joint":
+            if self.weight_learning != "per_rule":
                 cache.grids[(ppll_key, k)] = grid_potential(A, b, g.rule.squared, train_store.truth, scored)
             cache.ppll.put(g.rule, ppll_key, self.w_max, w)
             weights[k] = w

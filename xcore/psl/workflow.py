@@ -48,10 +48,12 @@ class ESMSSettings(Settings):
     test_fraction: float = Field(0.2, gt=0.0, lt=0.5)
     counterparts: bool = False
     """Add HyPER-style counterpart templates (pull the target down when the evidence is low)."""
-    weight_learning: Literal["per_rule", "joint"] = "per_rule"
+    weight_learning: Literal["per_rule", "joint", "calibrated"] = "per_rule"
     """"per_rule": the paper's PPLL of each rule on its own (what the LastFM benchmark uses); "joint":
-    each candidate model's weights learned together with the priors, so a rule's weight is what it adds
-    to the base rate (binary unary targets such as cancer(A) need it)."""
+    each candidate model's weights learned together with the priors by joint PPLL; "calibrated": each
+    candidate's weights (with the priors) chosen so that every training atom's MAP value, the others at
+    their truth, fits its label in squared error, so a rule's weight is what it adds to the base rate
+    (0/1 targets T(A) need one of the joint ways; `xcore.psl.joint_ppll`)."""
     closed_world: bool = False
     """Read absent atoms of the target's domain as 0 (needed when every truth value is 1)."""
     closed_world_limit: int = Field(200_000, ge=1)

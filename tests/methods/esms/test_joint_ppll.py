@@ -64,3 +64,19 @@ def test_no_rules_and_no_atoms():
     assert learn_joint_weights([]).shape == (0,)
     empty = GridPotential(np.zeros((0, 65)), np.zeros(0))
     assert learn_joint_weights([empty]).tolist() == [0.0]
+
+
+def test_calibrated_weights_put_each_group_map_at_its_rate():
+    from xcore.psl.joint_ppll import learn_calibrated_weights
+
+    y, scored, rules = _unary(np.random.default_rng(3), n=3000)
+    names = ["prior_false", "prior_true", "smokes->cancer", "~smokes->~cancer"]
+    pots = [grid_potential(*rules[k], True, y, scored) for k in names]
+    w = learn_calibrated_weights(pots, pots[0].truth, [True, True, False, False])
+    smoker = (w[1] + w[2]) / (w[0] + w[1] + w[2])  # exact MAP of the squared-hinge energy per group
+    non = w[1] / (w[0] + w[1] + w[3])
+    n = 3000
+    s, c = y[:n], y[n:]
+    assert smoker == pytest.approx(c[s == 1].mean(), abs=0.05)
+    assert non == pytest.approx(c[s == 0].mean(), abs=0.05)
+    assert w.max() == pytest.approx(10.0)
