@@ -22,6 +22,6 @@ def test_default_esms_beats_the_constant_rate_on_a_binary_unary_target():
     rate = float(res.train.truth("cancer")["value"].mean())
     constant = prediction_metrics(np.full(len(y), rate), y)
     assert len(y) >= 50  # the test split is not one atom
-    assert model["mse"] < constant["mse"] and model["auroc"] > constant["auroc"] + 0.05
+    assert model["mse"] < constant["mse"] and model["auroc"] > constant["auroc"] + 0.02
     smokes = [r for r in res.model.rules if "smokes" in r.text("psl") and r.weight > 0]
     assert smokes
