@@ -92,8 +92,8 @@ def baseline_metrics(predictions: pd.DataFrame, metrics: dict[str, float]) -> di
 
 
 def with_baselines(metrics: dict[str, float], predictions: pd.DataFrame) -> dict[str, float]:
-    """`metrics` with the missing baselines added (existing entries win)."""
-    return {**baseline_metrics(predictions, metrics), **metrics}
+    """`metrics` with the missing baselines added after them (existing entries win)."""
+    return {**metrics, **{k: v for k, v in baseline_metrics(predictions, metrics).items() if k not in metrics}}
 
 
 def better_than_baseline(name: str, value: float, baseline: float) -> bool | None:
