@@ -24,6 +24,8 @@ from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
+from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
+from xcore.viz.views import baseline_table
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
                        ranked_bar_figure, waterfall_figure)
@@ -213,6 +215,11 @@ def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
 def quality_panel(run: Run, key: str, positive: str | None = None) -> None:
     """How good the model is: the figures that fit its predictions, with the run's metrics."""
     metrics_row(run.metrics)
+    table = baseline_table(run.metrics)
+    if not table.empty:
+        st.caption("Each metric beside a trivial predictor on the same rows (the majority class for "
+                   "classification, the mean for errors, chance for ranking): a model below it teaches nothing.")
+        st.dataframe(table, hide_index=True, width="stretch", key=f"{key}_baselines")
     figures = quality_figures(run.predictions, positive=positive)
     if not figures:
         st.info("No truth labels among the predictions: model quality cannot be judged on this data.")
@@ -238,14 +245,18 @@ def run_downloads(run: Run, key: str) -> None:
 
 
 def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> None:
-    """The run's metrics as a row of st.metric tiles."""
-    shown = [(k, v) for k, v in metrics.items() if names is None or k in names]
+    """The run's metrics as a row of st.metric tiles, each with its trivial baseline as the delta."""
+    shown = [(k, v) for k, v in metrics.items()
+             if (names is None or k in names) and not k.startswith(BASELINE_PREFIX)]
     if not shown:
         return
     cols = st.columns(min(len(shown), 6))
     for i, (k, v) in enumerate(shown[:6]):
+        base = metrics.get(BASELINE_PREFIX + k)
+        delta = None if base is None else f"{v - base:+.4f} vs {BASELINE_WHAT.get(k, 'baseline')} {base:.4f}"
         cols[i].metric(METRIC_LABELS.get(k, k.replace("_", " ").capitalize()),
-                       f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:.4f}")
+                       f"{v:,.0f}" if float(v).is_integer() or abs(v) >= 1000 else f"{v:.4f}", delta=delta,
+                       delta_color="inverse" if k in LOWER_IS_BETTER else "normal")
 
 
 # ---------------------------------------------------------------------- derived results

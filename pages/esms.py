@@ -12,7 +12,9 @@ from xcore.data.samples import load_sample, sample_info
 from xcore.methods import Run, run_key
 from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer
 from xcore.psl.stability import relational_stability
-from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, sweep
+from xcore.data.generators.friends_smokers import friends_smokers_dataset
+from xcore.psl.workflow import (DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, binary_unary, split_sizes,
+                                sweep, too_few_labels)
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
@@ -52,6 +54,18 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
     metric = c3.selectbox("Validation metric", ["mse", "mae", "rmse", "aupr", "auroc"], key="esms_metric")
     st.session_state.setdefault("esms_explainable", [p.name for p in ds.predicates if p.explainable])
     explainable = st.multiselect("Explainable predicates", names, key="esms_explainable")
+    if st.session_state.get("esms_unary_for") != (ds.fingerprint(), target):
+        unary = binary_unary(ds, target)  # a 0/1 target T(A): its signal is relative to the base rate
+        st.session_state["esms_counterparts"] = unary
+        st.session_state["esms_weights"] = "calibrated" if unary else "per_rule"
+        st.session_state["esms_unary_for"] = (ds.fingerprint(), target)
+    weights = st.radio("Rule weights", ["calibrated", "joint", "per_rule"], horizontal=True, key="esms_weights",
+                       format_func={"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL",
+                                    "per_rule": "PPLL per rule (paper)"}.get,
+                       help="Per rule (the paper, the LastFM benchmark): each rule's PPLL weight on its own. "
+                            "Jointly: each candidate model's weights learned together with the priors ~T and T "
+                            "(by PPLL, or so that each training atom's MAP value fits its label), so a rule's "
+                            "weight is what it adds to the base rate (0/1 targets T(A) need it).")
     counterparts = st.checkbox("Add counterpart templates (¬evidence → ¬target, as HyPER does)",
                                key="esms_counterparts",
                                help="The paper's templates only push the target up; counterparts also "
@@ -83,7 +97,27 @@ def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
                    explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
                    rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
                    counterparts=bool(counterparts), closed_world=bool(closed_world), project_rules=bool(project),
-                   scheduler=scheduler.strip())
+                   scheduler=scheduler.strip(), weight_learning=weights)
+
+
+def split_notice(ds: RelationalDataset, settings: ESMSSettings | None) -> None:
+    """How many labelled atoms each split gets, said before the search; too few: say so and offer the
+    generated friends/smokers data in one click."""
+    if settings is None:
+        return
+    sizes = guarded(split_sizes, ds, settings.target, settings.valid_fraction, settings.test_fraction)
+    if sizes is None:
+        return
+    st.caption(f"Labelled **{settings.target}** atoms: {sizes['train']:,} to train on, {sizes['validation']:,} "
+               f"to choose the model (validation), {sizes['test']:,} to test it.")
+    reason = too_few_labels(ds, settings.target, settings.valid_fraction, settings.test_fraction)
+    if reason is None:
+        return
+    st.warning(f"Too few labelled targets for a split: {reason} The search will run, but it cannot "
+               "teach anything here.")
+    if st.button("Load generated friends/smokers data (600 people)", key="esms_load_generated"):
+        set_dataset(friends_smokers_dataset(600, seed=0), "generated: friends_smokers_dataset(600)")
+        st.rerun()
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:
@@ -158,6 +192,7 @@ if st.button("Demo (LastFM sample, small search)", key="esms_demo"):
     apply_demo()
 ds = applicability_gate(METHOD, get_dataset())
 settings = settings_form(ds)
+split_notice(ds, settings)
 run = run_button(METHOD, ds, settings, label="Run search", key="esms_run_btn",
                  force=bool(st.session_state.pop(DEMO_FLAG, False)))
 stale_notice(METHOD, ds, settings, run)
@@ -167,6 +202,8 @@ if run is not None:
                     "Stability", "Downloads", "Verify"])
     with tabs[0]:
         metrics_row(run.metrics, ["mse", "mae", "mep@1", "mep@2", "mep@3"])
+        st.caption(f"Splits: {run.metrics.get('n_train', 0):,.0f} training, {run.metrics.get('n_valid', 0):,.0f} "
+                   f"validation and {run.metrics.get('n_test', 0):,.0f} test atoms of {run.settings.target}.")
         target = predictions_browser(run.predictions, key="esms_pred")
         if target is not None:
             explanation_panel(run.explanation(GROUND_RULES, target), key="esms_exp")

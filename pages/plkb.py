@@ -46,9 +46,14 @@ def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
     c = st.columns(4)
     label = c[0].selectbox("Label column", columns, index=columns.index(default_label), key="plkb_label")
     classes = sorted(table[label].dropna().astype(str).unique())
-    if st.session_state.get("plkb_pos") not in ["(default)", *classes]:
+    options = classes if len(classes) > 2 else ["(default)", *classes]  # several classes: no default
+    if st.session_state.get("plkb_pos") not in options:
         st.session_state.pop("plkb_pos", None)
-    positive = c[1].selectbox("Positive class (one-vs-rest)", ["(default)", *classes], key="plkb_pos")
+    positive = c[1].selectbox("Positive class (one-vs-rest)", options, key="plkb_pos",
+                              index=None if len(classes) > 2 else 0, placeholder="choose the class to explain")
+    if positive is None:
+        st.info(f"Label **{label}** has {len(classes)} classes. The classifier explains one class against the "
+                "rest: choose which class to explain above (nothing is picked for you).")
     choice = guarded(suggested_kb, table, label, tuple(identifier_columns(table, label)))
     if choice is not None and st.session_state.get("plkb_kb_for") != (ds.fingerprint(), label):
         st.session_state["plkb_kb"] = choice[0]  # default to the KB that suits the loaded data
@@ -71,6 +76,8 @@ def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
         st.caption(f"Suggested: {choice[1]}.")
     knowledge = st.text_area("Domain knowledge (one clause per line, e.g. `0.9: POS | ~sex_female`)", "",
                              key="plkb_knowledge", height=80)
+    if positive is None:
+        return None
     return guarded(PLKBSettings, label=label, positive_class=None if positive == "(default)" else positive, kb=kb,
                    max_k=int(max_k), min_support=int(support), all_nodes=bool(all_nodes), n_trees=int(trees),
                    n_bins=int(bins), knowledge=knowledge, drop=tuple(drop), k=int(k))

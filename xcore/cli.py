@@ -149,6 +149,19 @@ def load_data(source: str, fmt: str = "auto", label: str | None = None) -> Any:
     return load(source, fmt=fmt, **options)
 
 
+def check_label_given(dataset: Any, source: str, label: str | None) -> None:
+    """A table file read without --label: exit 2 naming the columns that could be the label (no
+    silent pick of the last column)."""
+    if label is not None or getattr(dataset, "tabular", None) is None or source.startswith("sample:") \
+            or not Path(source).is_file():
+        return
+    from xcore.plkb.workflow import label_candidates  # the classifier's notion of a label column
+
+    candidates = label_candidates(dataset.tabular) or [str(c) for c in dataset.tabular.columns]
+    raise ConfigError(f"{source} is a table: say which column is the label with --label COLUMN "
+                      f"(candidates: {', '.join(candidates[:20])})", field="--label")
+
+
 # ---------------------------------------------------------------------- commands
 def cmd_methods(args: argparse.Namespace, out: TextIO) -> int:
     """Every registered method: title, sample, explainers, and each setting with its type and default.
@@ -202,6 +215,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     config = read_config(args.config) if args.config else {}
     progress.note(f"loading {args.data}")
     dataset = load_data(args.data, fmt=args.format, label=args.label)
+    check_label_given(dataset, args.data, args.label)
+    if getattr(args, "positive", None) is not None:
+        if "positive_class" not in spec.settings_type.model_fields:
+            raise ConfigError(f"{args.method} has no positive class to choose", field="--positive")
+        sets = {**sets, "positive_class": args.positive}
     reason = spec.applicable(dataset)
     if reason is not None:
         raise XcoreError(f"{spec.title} cannot run on {dataset.name!r}: {reason}")
@@ -396,7 +414,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--config", metavar="RUN.yaml", help="settings from a YAML mapping (--set wins)")
     s.add_argument("--out", metavar="DIR", help="output folder (default xcore_METHOD_run)")
     s.add_argument("--format", default="auto", help="data format (default: detect)")
-    s.add_argument("--label", help="label column of a tabular CSV")
+    s.add_argument("--label", help="label column of a tabular CSV (required for a table file)")
+    s.add_argument("--positive", metavar="CLASS", help="with several classes: the class to explain against the "
+                                                       "rest (setting positive_class)")
     s.add_argument("--targets", nargs="+", metavar="TARGET", help="targets given explanation cards in the report")
     s.add_argument("--cards", type=int, default=5, help="explanation cards when --targets is not given (default 5)")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")

@@ -76,6 +76,9 @@ def test_4_friends_and_smokers_explanations_are_drawn():
 def test_5_a_tiny_three_class_table_trains_or_says_why():
     rows = "a,b,label\n1,2,x\n2,3,y\n3,4,z\n1,3,x\n2,2,y\n3,3,z\n"
     at = page("plkb", load(("tiny.csv", rows.encode())))
+    assert any("3 classes" in i.value and "choose which class" in i.value for i in at.info)  # asks, no pick
+    at.selectbox(key="plkb_pos").set_value("x")
+    at.run()
     click(at, "plkb_train")
     assert "Accuracy" in {m.label for m in at.metric} or errors(at)
     assert all("ValueError" not in e for e in errors(at))

@@ -86,3 +86,16 @@ def test_unreachable_dask_scheduler_is_an_error_in_words():
     click(at, "esms_run_btn")
     assert not at.exception
     assert any("cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'" in e for e in errors(at))
+
+
+def test_too_few_labels_said_before_the_run_and_generated_data_in_one_click():
+    at = page("esms", load_sample("friends_smokers"))
+    assert any("Too few labelled targets for a split" in w.value for w in at.warning)
+    assert any("to test it" in c for c in captions(at))
+    click(at, "esms_load_generated")
+    assert at.session_state["dataset"].name.startswith("friends")
+    assert len(at.session_state["dataset"].truth("cancer")) > 300
+    assert not any("Too few labelled targets" in w.value for w in at.warning)
+    # a 0/1 unary target: joint weights with the priors and counterparts by default
+    assert at.radio(key="esms_weights").value == "calibrated"
+    assert at.checkbox(key="esms_counterparts").value

@@ -28,6 +28,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, NotFittedError, XcoreError
 from xcore.explain.types import (Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe,
                                  loads_strict)
+from xcore.methods.baselines import with_baselines
 from xcore.runtime import Progress
 
 PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
@@ -239,6 +240,10 @@ class Run:
     dataset: str = ""
     model: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # the trivial predictor's figure beside every metric (majority class, mean predictor)
+        self.metrics = with_baselines(dict(self.metrics), self.predictions)
 
     def explanation(self, explainer: str, target: str) -> Explanation:
         """The explanation of `target` by the explainer with registry name `explainer`."""

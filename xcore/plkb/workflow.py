@@ -118,6 +118,21 @@ def identifier_columns(table: pd.DataFrame, label: str | None = None) -> list[st
     return out
 
 
+def ask_positive_class(label: str, y: pd.Series) -> str:
+    """The question a multi-class label needs answered: which class to explain (one vs the rest)."""
+    classes = sorted(pd.Series(y).dropna().astype(str).unique())
+    shown = ", ".join(classes[:20]) + (", ..." if len(classes) > 20 else "")
+    return (f"label {label!r} has {len(classes)} classes ({shown}); the classifier explains one class against "
+            f"the rest: choose which with --positive CLASS (setting positive_class)")
+
+
+def label_candidates(table: pd.DataFrame, max_classes: int = 20) -> list[str]:
+    """Columns that could be a label: 2..`max_classes` distinct values and not identifier-like."""
+    ids = set(identifier_columns(table))
+    return [str(c) for c in table.columns
+            if c not in ids and 2 <= table[c].dropna().astype(str).nunique() <= max_classes]
+
+
 def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | None = None) -> PLKBRun:
     """Split (stratified, seeded), fit the KB classifier on 70 %, predict the 30 % test rows."""
     report = progress or (lambda f, m: None)
@@ -134,6 +149,8 @@ def run_plkb(table: pd.DataFrame, settings: PLKBSettings, progress: Progress | N
     y = table[settings.label].astype(str)
     if y.nunique() < 2:
         raise DataError(f"label {settings.label!r} has a single class; need two or more")
+    if y.nunique() > 2 and settings.positive_class is None:
+        raise DataError(ask_positive_class(settings.label, y))
     counts = y.value_counts()
     n_test = int(np.ceil(settings.test_fraction * len(y)))
     n_train = len(y) - n_test

@@ -16,8 +16,8 @@ from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Ru
 from xcore.psl.verify import measure_ground_rules
 from xcore.methods.driver import fitted_for
 from xcore.psl.model import PSLModel
-from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, candidate_targets,
-                                run_esms)
+from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, binary_unary,
+                                candidate_targets, run_esms)
 from xcore.runtime import Progress
 
 GROUND_RULES = "esms:ground-rules"
@@ -63,8 +63,10 @@ def default_settings(dataset: RelationalDataset) -> ESMSSettings:
         return DEMO_SETTINGS
     target = "rating" if "rating" in targets else targets[0]
     block = "rated" if "rated" in dataset.schema.names and target == "rating" else None
+    unary = binary_unary(dataset, target)  # base-rate-relative signal: joint weights, counterparts
     return ESMSSettings(target=target, block=block, rules_per_model=10, iterations=20,
-                        gamma=DEMO_SETTINGS.gamma, closed_world=all_positive(dataset, target))
+                        gamma=DEMO_SETTINGS.gamma, closed_world=all_positive(dataset, target),
+                        weight_learning="calibrated" if unary else "per_rule", counterparts=unary)
 
 
 class ESMSEstimator(Estimator):
@@ -156,6 +158,9 @@ def _as_run(est: ESMSEstimator, fingerprint: str, dataset_name: str, timings: di
     est.run_.explanations = exps
     metrics = {k: float(v) for k, v in est.run_.metrics.items() if np.isfinite(v)}  # AUPR: 0/1 truth only
     metrics["n_test"] = metrics.pop("n", float(len(est.run_.predictions)))
+    for split in ("train", "valid"):  # labelled target atoms each split had (the page says how many)
+        data = getattr(est.run_, split)
+        metrics[f"n_{split}"] = float(len(data.truth(est.settings.target)))
     metrics.update({f"mep@{k}": float(mep_at_k(exps, k)) for k in (1, 2, 3)})
     history = est.run_.history
     timings = {**timings, "explain": time.perf_counter() - t1}

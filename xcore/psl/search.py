@@ -50,6 +50,7 @@ from xcore.logic.estimate import estimate_groundings
 from xcore.logic.grounding import GroundRules, ground
 from xcore.psl.explain import mep_from_program
 from xcore.psl.inference import map_inference
+from xcore.psl.joint_ppll import GridPotential, grid_potential, learn_calibrated_weights, learn_joint_weights
 from xcore.psl.model import (
     PPLLCache,
     PSLModel,
@@ -88,6 +89,10 @@ but moved candidate MSEs by up to 1e-8, which flips near-ties (on the planted da
 tests/methods/esms/test_psl_search.py it chose another model), so the choice would no longer be
 the reference's."""
 _BATCH = 16
+WEIGHT_LEARNING = ("per_rule", "joint", "calibrated")
+"""How candidate rules get weights: "per_rule" is the paper's PPLL of each rule on its own (learned once,
+cached; what the LastFM benchmark uses); "joint" learns every candidate model's weights together with
+the priors (`xcore.psl.joint_ppll`), so a rule's weight is what it adds to the base rate."""
 """Rules whose training ground rules are held at once in the fast path (then learned and dropped)."""
 
 DEFAULT_GAMMA_GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
@@ -160,6 +165,8 @@ class SearchCache:
     failed: dict[tuple[str, str], str] = field(default_factory=dict)
     """(fingerprint, rule_key) -> why the rule could not be grounded."""
     stores: dict[str, AtomStore] = field(default_factory=dict)
+    grids: dict[tuple[str, str], GridPotential] = field(default_factory=dict)
+    """(PPLL data key, rule_key) -> the rule's potentials on the grid (joint weight learning)."""
 
     def store(self, dataset: RelationalDataset, fp: str) -> AtomStore:
         if fp not in self.stores:
@@ -229,7 +236,8 @@ class ESMSSearch:
                  always_priors: bool = False, squared: bool = True, inference: str = "auto",
                  w_max: float = 100.0, ground_limit: int | None = 1_000_000, executor: Any = "thread",
                  cache: SearchCache | None = None, counterparts: bool = False, reference: bool = False,
-                 map_tol: float | None = None, start_rules: Sequence[Rule] = ()) -> None:
+                 map_tol: float | None = None, start_rules: Sequence[Rule] = (),
+                 weight_learning: str = "per_rule") -> None:
         if not 0.0 <= gamma <= 1.0:
             raise XcoreError(f"gamma must be in [0, 1], got {gamma}")
         if iterations < 1 or rules_per_model < 0:
@@ -240,6 +248,10 @@ class ESMSSearch:
         if map_tol is not None and not 0.0 < map_tol < 1.0:
             raise XcoreError(f"map_tol must be in (0, 1), got {map_tol}")
         metric_sense(metric)
+        if weight_learning not in WEIGHT_LEARNING:
+            raise XcoreError(f"weight_learning must be one of {', '.join(WEIGHT_LEARNING)}, got {weight_learning!r}")
+        self.weight_learning = weight_learning
+        always_priors = always_priors or weight_learning != "per_rule"  # joint weights are relative to the priors
         self.target, self.gamma, self.alpha = target, float(gamma), float(alpha)
         self.rules_per_model, self.iterations, self.metric = int(rules_per_model), int(iterations), metric
         self.block, self.n_jobs, self.seed = block, n_jobs, seed
@@ -256,7 +268,7 @@ class ESMSSearch:
         """Constructor arguments (sklearn style), without the cache."""
         keys = ("target", "gamma", "alpha", "rules_per_model", "iterations", "metric", "block", "n_jobs",
                 "seed", "templates", "always_priors", "squared", "inference", "w_max", "ground_limit",
-                "executor", "counterparts", "reference", "map_tol", "start_rules")
+                "executor", "counterparts", "reference", "map_tol", "start_rules", "weight_learning")
         return {k: getattr(self, k) for k in keys}
 
     # ------------------------------------------------------------------ candidates
@@ -329,6 +341,8 @@ class ESMSSearch:
             for c in models:
                 rules = [r.with_weight(weights[rule_key(r)]) for r in c.rules
                          if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
+                if self.weight_learning != "per_rule":
+                    rules = self._joint(rules, train_fp)
                 keys = [rule_key(r) for r in rules]
                 rule_expl = np.array([expl_of[k] for k in keys], dtype=bool)
                 tasks.append((rules, keys, rule_expl))
@@ -372,8 +386,7 @@ class ESMSSearch:
         self.best_score_ = float(scores[best_i])
         best = models[best_i]
         self.best_rules_ = list(best.rules) if best.iteration == self.iterations and self.start_rules else \
-            [r.with_weight(weights[rule_key(r)]) for r in best.rules
-             if rule_key(r) in weights and (valid_fp, rule_key(r)) in cache.forms]
+            list(meta[best_i][1])
         self.skipped_rules_ = sorted({cache.failed[key] for key in cache.failed if key[0] in (train_fp, valid_fp)})
         model = PSLModel(self.best_rules_, inference=self.inference, alpha=self.alpha, block=self.block,
                          limit=self.ground_limit)
@@ -390,6 +403,21 @@ class ESMSSearch:
         self.timings_ = clock
         report(1.0, f"ESMS done: best {self.metric} {self.best_score_:.4g} at iteration {self.best_iteration_}")
         return self
+
+    def _joint(self, rules: list[Rule], train_fp: str) -> list[Rule]:
+        """The rules of one candidate with weights learned together (`xcore.psl.joint_ppll`)."""
+        key = ppll_data_key(train_fp, self.target)
+        grids = [self.cache_.grids.get((key, rule_key(r))) for r in rules]
+        learnable = [i for i, g in enumerate(grids) if g is not None and not rules[i].is_hard]
+        if self.weight_learning == "calibrated" and learnable:
+            w = learn_calibrated_weights([grids[i] for i in learnable], grids[learnable[0]].truth,
+                                         [not rules[i].body for i in learnable], self.w_max)
+        else:
+            w = learn_joint_weights([grids[i] for i in learnable], self.w_max)
+        out = list(rules)
+        for i, wi in zip(learnable, w):
+            out[i] = rules[i].with_weight(float(wi))
+        return out
 
     def _ground_start(self, rules: list[Rule], valid_store: AtomStore, valid_fp: str) -> list[str]:
         """Ground the starting model's rules on the validation data into the block cache; their keys."""
@@ -432,7 +460,7 @@ class ESMSSearch:
             if (train_fp, k) in cache.failed:
                 continue
             w = cache.ppll.get(r, ppll_key, self.w_max)
-            if w is None:
+            if w is None or (self.weight_learning != "per_rule" and (ppll_key, k) not in cache.grids):
                 need_w.append(k)
             else:
                 weights[k] = w
@@ -446,6 +474,8 @@ class ESMSSearch:
             A, b = g.linear_form(train_store)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # log(0) in far tails
                 w = learn_weight(A, b, g.rule.squared, train_store.truth, scored=scored, w_max=self.w_max).weight
+            if self.weight_learning != "per_rule":
+                cache.grids[(ppll_key, k)] = grid_potential(A, b, g.rule.squared, train_store.truth, scored)
             cache.ppll.put(g.rule, ppll_key, self.w_max, w)
             weights[k] = w
             charge(k, "ppll", time.perf_counter() - t1)

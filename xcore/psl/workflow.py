@@ -48,6 +48,12 @@ class ESMSSettings(Settings):
     test_fraction: float = Field(0.2, gt=0.0, lt=0.5)
     counterparts: bool = False
     """Add HyPER-style counterpart templates (pull the target down when the evidence is low)."""
+    weight_learning: Literal["per_rule", "joint", "calibrated"] = "per_rule"
+    """"per_rule": the paper's PPLL of each rule on its own (what the LastFM benchmark uses); "joint":
+    each candidate model's weights learned together with the priors by joint PPLL; "calibrated": each
+    candidate's weights (with the priors) chosen so that every training atom's MAP value, the others at
+    their truth, fits its label in squared error, so a rule's weight is what it adds to the base rate
+    (0/1 targets T(A) need one of the joint ways; `xcore.psl.joint_ppll`)."""
     closed_world: bool = False
     """Read absent atoms of the target's domain as 0 (needed when every truth value is 1)."""
     closed_world_limit: int = Field(200_000, ge=1)
@@ -61,7 +67,8 @@ class ESMSSettings(Settings):
     def search_kwargs(self) -> dict:
         return dict(gamma=self.gamma, alpha=self.alpha, rules_per_model=self.rules_per_model,
                     iterations=self.iterations, metric=self.metric, block=self.block,
-                    n_jobs=self.n_jobs, seed=self.seed, counterparts=self.counterparts)
+                    n_jobs=self.n_jobs, seed=self.seed, counterparts=self.counterparts,
+                    weight_learning=self.weight_learning)
 
 
 
@@ -152,6 +159,41 @@ def project_rules(ds: RelationalDataset) -> list[Rule]:
         raise XcoreError(f"{ds.name!r} carries no rules: load a PSL project (config or .data + .psl) "
                          "to start from its model")
     return parse_rules("\n".join(ds.rules), dialect="psl", source=f"rules of {ds.name}")
+
+
+def binary_unary(ds: RelationalDataset, target: str) -> bool:
+    """True for a target T(A) whose truth labels are 0/1 with both classes present."""
+    if ds.predicate(target).arity != 1:
+        return False
+    truth = ds.truth(target)["value"]
+    return bool(len(truth)) and bool(truth.isin([0.0, 1.0]).all()) and truth.nunique() == 2
+
+
+def split_sizes(ds: RelationalDataset, target: str, valid_fraction: float = 0.2,
+                test_fraction: float = 0.2) -> dict[str, int]:
+    """Labelled target atoms in each split of `three_way_split` (train, validation, test), without splitting."""
+    cols = ds.predicate(target).columns
+    n = len(ds.targets(target)[cols].merge(ds.truth(target)[cols], on=cols, how="inner"))
+    n_test = min(max(int(round(test_fraction * n)), 1), n - 1) if n >= 2 else 0
+    rest = n - n_test
+    frac = valid_fraction / (1.0 - test_fraction)
+    n_valid = min(max(int(round(frac * rest)), 1), rest - 1) if rest >= 2 else 0
+    return {"labelled": n, "train": rest - n_valid, "validation": n_valid, "test": n_test}
+
+
+MIN_SPLIT_ATOMS = 10
+"""Fewest labelled atoms in a split for its figures to mean anything (fewer: the page says so)."""
+
+
+def too_few_labels(ds: RelationalDataset, target: str, valid_fraction: float = 0.2,
+                   test_fraction: float = 0.2) -> str | None:
+    """Why the labelled targets are too few to learn and test on, or None."""
+    sizes = split_sizes(ds, target, valid_fraction, test_fraction)
+    if min(sizes["train"], sizes["validation"], sizes["test"]) >= MIN_SPLIT_ATOMS:
+        return None
+    return (f"{target} has {sizes['labelled']} labelled target atoms: {sizes['train']} to train on, "
+            f"{sizes['validation']} to choose the model and {sizes['test']} to test it. With fewer than "
+            f"{MIN_SPLIT_ATOMS} in a split the weights, the choice and the test figures are noise.")
 
 
 def all_positive(ds: RelationalDataset, target: str) -> bool:

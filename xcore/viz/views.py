@@ -202,6 +202,23 @@ def residual_figure(truth: np.ndarray, prediction: np.ndarray,
     return styled(fig, title)
 
 
+def baseline_table(metrics: dict[str, float]) -> pd.DataFrame:
+    """Each metric that has a trivial-predictor baseline beside it: metric, model, baseline, which
+    baseline (majority class, mean predictor, chance) and whether the model beats it."""
+    from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, better_than_baseline
+
+    rows = []
+    for name, value in metrics.items():
+        base = metrics.get(BASELINE_PREFIX + name)
+        if name.startswith(BASELINE_PREFIX) or base is None:
+            continue
+        beats = better_than_baseline(name, float(value), float(base))
+        rows.append({"metric": name, "model": float(value), "baseline": float(base),
+                     "baseline is": BASELINE_WHAT.get(name, ""),
+                     "model beats it": "" if beats is None else ("yes" if beats else "no")})
+    return pd.DataFrame(rows, columns=["metric", "model", "baseline", "baseline is", "model beats it"])
+
+
 def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> list[tuple[str, go.Figure]]:
     """The model-quality figures that fit a run's predictions frame (target, prediction, truth, ...)."""
     kind = prediction_kind(predictions)
@@ -224,6 +241,6 @@ def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> l
     return []
 
 
-__all__ = ["base_value", "calibration_figure", "confusion_figure", "global_importance_figure",
+__all__ = ["base_value", "baseline_table", "calibration_figure", "confusion_figure", "global_importance_figure",
            "is_additive", "prediction_kind", "quality_figures", "residual_figure", "roc_pr_figure",
            "waterfall_figure"]
