@@ -140,7 +140,7 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     if side is not None:
         st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     st.dataframe(item_table(exp, max(k, 20)), hide_index=True, width="stretch", key=f"{key}_items", column_config={
-        "reason": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+        "natural": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
         "direction": st.column_config.TextColumn(help="Which way the reason pushes the prediction (none when the "
                                                       "score has no direction)."),
         "effect": st.column_config.NumberColumn(help="The signed change of the prediction the reason stands for, "

@@ -284,7 +284,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{exp.score_spec.caption()}\n")
     out.write("\n")
     if exp.items:
-        table = item_table(exp, args.k)[["rank", "score", "direction", "effect", "text", "reason"]]
+        table = item_table(exp, args.k)[["rank", "score", "direction", "effect", "text", "natural"]]
         with pd.option_context("display.max_colwidth", 80, "display.width", 200):
             out.write(table.to_string(index=False) + "\n\n")
     out.write(explanation_text(exp, k=min(3, args.k)) + "\n")

@@ -94,14 +94,14 @@ def hover_lines(item: ExplanationItem, spec: ScoreSpec | None) -> list[str]:
 
 
 def item_table(exp: Explanation, k: int = 20):
-    """The table every view shows of an explanation's top `k` items: rank, reason (natural text), its
+    """The table every view shows of an explanation's top `k` items: rank, natural text, its
     canonical text, score, direction (in words, from the item's field), effect, explainable."""
     import pandas as pd
 
     items = exp.top(k)
     return pd.DataFrame({
         "rank": list(range(1, len(items) + 1)),
-        "reason": [it.natural or it.text for it in items],
+        "natural": [it.natural or it.text for it in items],
         "text": [it.text for it in items],
         "score": [it.score for it in items],
         "direction": [direction_label(it.direction) for it in items],

@@ -17,7 +17,7 @@ from xcore.mln.network import GroundMLN
 
 MAX_EXACT_ATOMS = 20
 """Largest number of query atoms `exact` enumerates."""
-_BLOCK = 1 << 14
+WORLD_BLOCK = 1 << 14
 
 
 @dataclass
@@ -34,13 +34,13 @@ class ExactResult:
     """log of the partition function over the query worlds."""
 
 
-def _check(mln: GroundMLN) -> None:
+def check_enumerable(mln: GroundMLN) -> None:
     if mln.n_atoms > MAX_EXACT_ATOMS:
         raise XcoreError(f"exact inference enumerates 2^n worlds and allows at most {MAX_EXACT_ATOMS} "
                          f"query atoms; this network has {mln.n_atoms} (use Gibbs sampling)")
 
 
-def _worlds(n: int, start: int, stop: int) -> np.ndarray:
+def worlds(n: int, start: int, stop: int) -> np.ndarray:
     """(stop-start, n) int8 bit patterns of worlds start..stop-1."""
     idx = np.arange(start, stop, dtype=np.int64)
     return ((idx[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.int8)
@@ -50,15 +50,15 @@ def _log_weights(mln: GroundMLN, weights: np.ndarray) -> np.ndarray:
     n = mln.n_atoms
     total = 1 << n
     out = np.empty(total)
-    for lo in range(0, total, _BLOCK):
-        hi = min(total, lo + _BLOCK)
-        out[lo:hi] = mln.log_weight(_worlds(n, lo, hi), weights)
+    for lo in range(0, total, WORLD_BLOCK):
+        hi = min(total, lo + WORLD_BLOCK)
+        out[lo:hi] = mln.log_weight(worlds(n, lo, hi), weights)
     return out
 
 
 def exact(mln: GroundMLN, weights: np.ndarray | None = None) -> ExactResult:
     """Enumerate all worlds: marginals, E[n_c] and E[n_c x_q] (raises if more than 20 query atoms)."""
-    _check(mln)
+    check_enumerable(mln)
     w = mln.weights if weights is None else np.asarray(weights, dtype=np.float64)
     n = mln.n_atoms
     lw = _log_weights(mln, w)
@@ -69,9 +69,9 @@ def exact(mln: GroundMLN, weights: np.ndarray | None = None) -> ExactResult:
     cm = np.zeros(mln.n_clauses)
     em = np.zeros(mln.nnz)
     total = 1 << n
-    for lo in range(0, total, _BLOCK):
-        hi = min(total, lo + _BLOCK)
-        x = _worlds(n, lo, hi)
+    for lo in range(0, total, WORLD_BLOCK):
+        hi = min(total, lo + WORLD_BLOCK)
+        x = worlds(n, lo, hi)
         sat = mln.satisfied(x)
         pb = p[lo:hi]
         marg += pb @ x
@@ -82,7 +82,7 @@ def exact(mln: GroundMLN, weights: np.ndarray | None = None) -> ExactResult:
 
 def log_prob(mln: GroundMLN, atom: int, weights: np.ndarray | None = None) -> float:
     """Exact log P(query atom column `atom` true | E) under `weights` (default: the network's)."""
-    _check(mln)
+    check_enumerable(mln)
     w = mln.weights if weights is None else np.asarray(weights, dtype=np.float64)
     lw = _log_weights(mln, w)
     bit = (np.arange(1 << mln.n_atoms, dtype=np.int64) >> int(atom)) & 1

@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 from xcore.explain.types import Explanation
 from xcore.methods.base import Measurement, Run
-from xcore.mln.exact import _BLOCK, _check, _worlds
+from xcore.mln.exact import WORLD_BLOCK, check_enumerable, worlds
 from xcore.mln.gibbs import gibbs
 from xcore.mln.network import GroundMLN
 
@@ -33,12 +33,12 @@ def _clauses(exp: Explanation, k: int) -> np.ndarray:
 def exact_without(mln: GroundMLN, atom: int, clauses: np.ndarray) -> np.ndarray:
     """P(atom) with all weights, minus P(atom) with each clause's weight set to 0, for every clause at
     once: one enumeration of the worlds, the clause's term subtracted from each world's log-weight."""
-    _check(mln)
+    check_enumerable(mln)
     n, w = mln.n_atoms, mln.weights
     total = 1 << n
     lw_all, sat_all, bit_all = [], [], []
-    for lo in range(0, total, _BLOCK):  # vectorised per block of worlds, all interventions together
-        x = _worlds(n, lo, min(total, lo + _BLOCK))
+    for lo in range(0, total, WORLD_BLOCK):  # vectorised per block of worlds, all interventions together
+        x = worlds(n, lo, min(total, lo + WORLD_BLOCK))
         sat = mln.satisfied(x)
         lw_all.append(sat.astype(np.float64) @ w)
         sat_all.append(sat[:, clauses].astype(np.float64))
