@@ -46,7 +46,7 @@ def recovery(r) -> tuple[int, int]:
 
 
 def small(ds: RelationalDataset, seed: int = 0):
-    return default_settings(ds).replace(max_draws=800, folds=5, inner_folds=2, explain_rows=80, seed=seed)
+    return default_settings(ds).replace(max_draws=2000, folds=5, inner_folds=2, explain_rows=80, seed=seed)
 
 
 @pytest.fixture(scope="module", params=[("short_closed", SHORT_CLOSED), ("circle_any_count", CIRCLE_ANY_COUNT)],
