@@ -97,7 +97,7 @@ def new_examples_problem(ds: RelationalDataset, target: str, language: ModeLangu
     model's language; labels are the truth where given, -1 where unknown."""
     try:
         pred = ds.predicate(target)
-    except Exception:
+    except DataError:
         raise DataError(f"the new data has no predicate {target!r} to predict", file=ds.name) from None
     if pred.arity != 1:
         raise DataError(f"{target} must be unary in the new data (it has arity {pred.arity})", file=ds.name)
@@ -221,7 +221,7 @@ def language_limits(language: ModeLanguage, ds: RelationalDataset, target: str, 
     for m in language.modeb:
         try:
             obs = ds.observations(m.predicate)
-        except Exception:
+        except DataError:
             continue
         for i in m.positions("#"):
             col = obs.get(f"a{i}")

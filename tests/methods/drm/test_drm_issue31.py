@@ -6,7 +6,6 @@ variable count, and predictions on new data."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from xcore.data.dataset import RelationalDataset
