@@ -16,7 +16,7 @@ from xcore.data import RelationalDataset
 from xcore.drm.method import DRMSettings, FidelityExplainer, default_settings
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.trains import generate_trains
-from xcore.drm.problem import build_problem
+from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
 from xcore.methods import Run
 
@@ -34,8 +34,10 @@ def settings_form(ds: RelationalDataset) -> DRMSettings | None:
     c = st.columns(4)
     folds = c[0].number_input("Cross-validation folds", 2, 20, 10, key="drm_folds")
     hamming = c[1].number_input("Neighbourhood radius k (Hamming)", 0, 5000, 5, key="drm_hamming")
-    min_nb = c[2].number_input("Widen radius to at least n neighbours (0: fixed k)", 0, 1000,
-                               base.min_neighbours, key="drm_min_nb")
+    min_nb = c[2].number_input("Neighbours: widen k until n training instances (0: fixed k)", 0, 1000,
+                               base.min_neighbours, key="drm_min_nb",
+                               help="With hundreds of features almost no training instance lies within Hamming "
+                                    "5 or 10; an empty neighbourhood leaves fidelity undefined.")
     epochs = c[3].number_input("Max epochs", 10, 2000, 150, step=10, key="drm_epochs")
     modes = st.text_area("Mode declarations (Aleph syntax; empty: derived from the data)", "", key="drm_modes",
                          height=90)
@@ -44,13 +46,23 @@ def settings_form(ds: RelationalDataset) -> DRMSettings | None:
                    modes=modes, relevance=base.relevance)
 
 
-def show_language(ds: RelationalDataset, modes: str) -> None:
+def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
+    """The modes features are drawn from (derived from the data unless given) and what they cannot say."""
+    modes = settings.modes if settings is not None else ""
     with st.expander("Modes and background predicates"):
         problem = guarded(build_problem, ds, modes)
         if problem is not None:
             st.caption(f"Target {problem.target}/1: {int(problem.labels.sum())} positive and "
-                       f"{int((1 - problem.labels).sum())} negative examples.")
-            st.code(problem.language.text(), language="prolog")
+                       f"{int((1 - problem.labels).sum())} negative examples. "
+                       + ("Modes as given." if modes.strip() else
+                          "Modes derived from the data: `#` constants, `+`/`-` objects, and a `-` variable "
+                          "where a column with several values need not be fixed (e.g. any count)."))
+            st.code(problem.language.text(), language="prolog", wrap_lines=True)
+            depth = (settings.depth or (problem.language.depth if modes.strip() else 2)) if settings else 2
+            limits = language_limits(problem.language, ds, problem.target,
+                                     settings.max_literals if settings else 4, depth)
+            st.markdown("**What features from these modes cannot express:**\n"
+                        + "\n".join(f"- {n}" for n in limits))
         st.dataframe(ds.summary()[["predicate", "arity", "types", "observations", "targets"]], hide_index=True,
                      width="stretch")
 
@@ -90,8 +102,14 @@ def show_target(run: Run, target: str) -> None:
     if loc is None:
         return
     nb = loc.neighbourhood
-    st.caption(f"E+ = {int(nb.positive.sum()) + 1} (the instance included), E- = {int((~nb.positive).sum())}; "
+    st.caption(f"Neighbourhood: {len(nb.members)} training instances within Hamming distance {loc.radius}. "
+               f"E+ = {int(nb.positive.sum()) + 1} (the instance included), E- = {int((~nb.positive).sum())}; "
                f"{int(model.X_[loc.index].sum())} active features of {len(model.features_)}.")
+    if not loc.fidelity_defined:
+        st.warning(f"Fidelity undefined: no training instance lies within Hamming distance {loc.radius} of this "
+                   "one, so every clause would agree with the network on the instance alone. Raise the number "
+                   "of neighbours or the radius.")
+        return
     neighbourhood_figure(run, loc)
     exp = FidelityExplainer().one(model, target, loc, relevance)
     if loc.relevance_changes_choice:
@@ -136,11 +154,15 @@ def show_features(run: Run) -> None:
 def show_network(run: Run) -> None:
     rows, curves = [], []
     for k, net in enumerate(run.model.nets_):
-        rows.append({"fold": k + 1, "hidden": str(net.hidden), "learning rate": net.lr, "epochs": net.epochs})
+        rows.append({"fold": k + 1, "hidden": str(net.hidden), "learning rate": net.lr,
+                     "weight decay": net.weight_decay, "epochs": net.epochs,
+                     "validation-time training loss": round(net.target_loss, 4),
+                     "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None})
         curves += [{"fold": str(k + 1), "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_nets")
     fig = px.line(pd.DataFrame(curves), x="epoch", y="training loss", color="fold",
-                  title="Training loss of each fold's network (retrained on all its training data)")
+                  title="Training loss of each fold's network (retrained on all its training data until it "
+                        "reaches the validation-time loss)")
     st.plotly_chart(fig, width="stretch", key="drm_loss")
 
 
@@ -170,15 +192,18 @@ other_data()
 ds = applicability_gate(METHOD, get_dataset())
 st.caption(f"Data: **{ds.name}**")
 settings = settings_form(ds)
-show_language(ds, settings.modes if settings is not None else "")
+show_language(ds, settings)
 run = run_button(METHOD, ds, settings, label="Draw features and train", key="drm_train")
 stale_notice(METHOD, ds, settings, run)
 
 if run is not None:
-    metrics_row(run.metrics, ["accuracy", "mean_fidelity", "relevance_changes_choice"])
+    metrics_row(run.metrics, ["accuracy", "linear_accuracy", "mean_fidelity", "mean_neighbours",
+                              "fidelity_undefined", "relevance_changes_choice"])
     st.caption(f"{len(run.model.features_):,} features, {int(run.metrics['folds'])}-fold cross-validation "
-               f"(accuracy of out-of-fold predictions); fidelity and relevance over the first "
-               f"{len(run.explanations['drm:fidelity'])} explained predictions.")
+               f"(accuracy of out-of-fold predictions; linear accuracy: L2 logistic regression on the same "
+               f"features and folds); fidelity, neighbourhood size and relevance over the first "
+               f"{len(run.explanations['drm:fidelity'])} explained predictions (neighbourhoods widened from "
+               f"Hamming {run.settings.hamming} until {run.settings.min_neighbours} training instances).")
     tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Features", "Network",
                     "Downloads", "Verify"])
     with tabs[0]:

@@ -37,6 +37,11 @@ def test_trains_train_twice_explain_and_edit_relevance():
     assert ":-" in table["natural"].iloc[0] and "has_car" in table["natural"].iloc[0]
     assert any("fidelity" in c for c in captions(at))
     assert any("Neighbourhood" in str(t) for t in chart_titles(at))
+    # issue 31: the linear model beside the network, the neighbourhood's size, the modes' limits
+    assert any("Linear" in l for l in labels) and any("neighbours" in l.lower() for l in labels)
+    assert any(c.startswith("Neighbourhood:") and "training instances" in c for c in captions(at))
+    assert any("cannot express" in m.value and "negation" in m.value for m in at.markdown)
+    assert not any("Fidelity undefined" in w.value for w in at.warning)
     clauses = [d.value for d in at.dataframe if "relevance" in d.value.columns and "clause" in d.value.columns][0]
     assert clauses["relevance"].iloc[0] != ""
     # swap the levels: the chosen clause's relevance label follows the edited file

@@ -40,11 +40,14 @@ def neighbourhood(X: np.ndarray, x: np.ndarray, candidates: np.ndarray, predicte
 
 
 def fidelity(cov: np.ndarray, positive: np.ndarray) -> np.ndarray:
-    """Fidelity of clauses whose coverage columns are `cov` (neighbours x clauses) on E+ = `positive`.
+    """Fidelity of clauses whose coverage columns are `cov` (neighbours x clauses) on E+ = `positive`
+    (NaN, undefined, when there is no neighbour).
 
     One extra member, the instance itself, is in E+ and covered by every clause over its active
     features, so it adds one agreeing example to numerator and denominator.
     """
+    if not len(positive):
+        return np.full(cov.shape[1], np.nan)
     pos = positive[:, None]
     agree = np.count_nonzero(cov & pos, axis=0) + np.count_nonzero(~cov & ~pos, axis=0) + 1
     return agree / (len(positive) + 1)
@@ -224,6 +227,11 @@ class LocalExplanation:
     radius: int = 0
 
     @property
+    def fidelity_defined(self) -> bool:
+        """Whether the neighbourhood holds a training instance (else fidelity is undefined)."""
+        return bool(len(self.neighbourhood.members))
+
+    @property
     def relevance_changes_choice(self) -> bool:
         if self.plain < 0:
             return False
@@ -233,8 +241,13 @@ class LocalExplanation:
 def explain_instance(X: np.ndarray, i: int, train: np.ndarray, predicted: np.ndarray, c: int,
                      intervals: list[Interval | None], k: int, beam: int, max_len: int,
                      with_structure: bool = True, max_clauses: int = 20) -> LocalExplanation:
-    """Neighbourhood, maximal-fidelity clauses and relevance choices for example i predicted c."""
+    """Neighbourhood, maximal-fidelity clauses and relevance choices for example i predicted c.
+
+    Fidelity is undefined over an empty neighbourhood (only the instance itself would count, every
+    clause would score 1 and relevance alone would choose): then no clause is returned."""
     nb = neighbourhood(X, X[i], train[train != i], predicted, c, k)
+    if not len(nb.members):
+        return LocalExplanation(i, c, nb, [], -1, -1, radius=k)
     active = np.flatnonzero(X[i] == 1)
     A = X[np.ix_(nb.members, active)]
     found = beam_search(A, nb.positive, active, intervals, beam=beam, max_len=max_len, max_clauses=None)

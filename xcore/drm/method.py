@@ -13,9 +13,9 @@ from pydantic import Field, field_validator
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.explain import (LocalExplanation, clause_text, explain_instance, feature_intervals, structured_text,
                                unfolded)
-from xcore.drm.features import Feature, features_and_matrix
+from xcore.drm.features import Evaluator, Feature, features_and_matrix
 from xcore.drm.network import TrainedNet, train_network
-from xcore.drm.problem import Problem, applicable, build_problem, target_predicate
+from xcore.drm.problem import Problem, applicable, build_problem, new_examples_problem, target_predicate
 from xcore.drm.relevance import Relevance, default_relevance, parse_relevance
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
@@ -28,8 +28,10 @@ STRUCTURED = "drm:structured"
 
 FIDELITY_SCORE = ScoreSpec(
     label="fidelity",
-    measures="the share of the instance's Hamming neighbourhood (itself included) on which the clause agrees "
-             "with the network: covered neighbours the network puts in the same class plus uncovered ones it "
+    measures="the share of the instance's Hamming neighbourhood (training instances within radius k, widened "
+             "until it holds the settings' number of neighbours; the instance itself included) on which the "
+             "clause agrees with the network: covered neighbours the network puts in the same class plus "
+             "uncovered ones it "
              "puts in the other class. Items are the maximal-fidelity clauses, the relevance choice first.",
     signed=False, unit="fraction of neighbours", directed=False)
 COVERAGE_SCORE = ScoreSpec(label="coverage", measures="the share of all examples for which the feature is true.",
@@ -48,14 +50,16 @@ class DRMSettings(Settings):
     folds: int = Field(10, ge=2, le=50)
     fold_predicate: str = Field("", description=(
         "a binary predicate (example, fold) giving the folds, left out of the background; empty: seeded folds"))
-    hidden: tuple[tuple[int, ...], ...] = ((32,), (64, 32))
-    learning_rates: tuple[float, ...] = (0.01, 0.003)
+    hidden: tuple[tuple[int, ...], ...] = ((32,),)
+    learning_rates: tuple[float, ...] = (0.01,)
+    weight_decays: tuple[float, ...] = (0.001, 0.01, 0.03)
     dropout: float = Field(0.2, ge=0.0, lt=1.0)
-    max_epochs: int = Field(150, ge=1, le=5000)
-    patience: int = Field(15, ge=1, le=1000)
+    max_epochs: int = Field(100, ge=1, le=5000, description="epochs of each validation run (retraining: at most 2x)")
+    inner_folds: int = Field(3, ge=2, le=10, description="validation splits whose loss curves choose the network")
     hamming: int = Field(5, ge=0, le=10_000, description="neighbourhood radius k (Hamming distance)")
-    min_neighbours: int = Field(0, ge=0, le=10_000, description=(
-        "0: the paper's fixed radius; n > 0: widen the radius from `hamming` until n neighbours (small data)"))
+    min_neighbours: int = Field(30, ge=0, le=10_000, description=(
+        "n > 0: widen the radius from `hamming` until it holds n training instances (the n nearest, ties "
+        "included); 0: the paper's fixed radius, which on thousands of features is usually empty"))
     beam: int = Field(5, ge=1, le=100)
     max_body: int = Field(6, ge=1, le=20, description="most features in an explanation clause")
     explain_rows: int = Field(20, ge=1, le=100_000)
@@ -74,6 +78,13 @@ class DRMSettings(Settings):
             raise ValueError("learning rates must be in (0, 10)")
         return v
 
+    @field_validator("weight_decays")
+    @classmethod
+    def _wds(cls, v: tuple[float, ...]) -> tuple[float, ...]:
+        if not v or any(not (0 <= x < 10) for x in v):
+            raise ValueError("weight decays must be in [0, 10)")
+        return v
+
     @field_validator("relevance")
     @classmethod
     def _relevance(cls, v: str) -> str:
@@ -87,13 +98,22 @@ class DRMSettings(Settings):
         return DRMEstimator(self)
 
 
+def default_neighbours(n: int) -> int:
+    """Training instances each neighbourhood holds by default: half the examples, between 4 and 30.
+
+    With hundreds of random features almost no training instance lies within the paper's Hamming
+    radius 5 or 10 (99.5% of 80 random trains have none), and an empty neighbourhood leaves fidelity
+    undefined; 30 neighbours recover a planted rule in most explanations (issue 31)."""
+    return int(min(30, max(4, n // 2)))
+
+
 def default_settings(dataset: RelationalDataset) -> DRMSettings:
-    """Default settings; the paper's relevance levels when the data has their predicates; on small data
-    (under 50 examples, such as the ten trains) the radius widens until 4 neighbours are found."""
+    """Default settings; the paper's relevance levels when the data has their predicates; neighbourhoods
+    widened from the paper's radius 5 until they hold `default_neighbours` training instances."""
     target = target_predicate(dataset)
     n = len(dataset.truth(target)) if target else 0
     names = {p.name for p in dataset.predicates}
-    return DRMSettings(relevance=default_relevance(names), min_neighbours=4 if n < 50 else 0,
+    return DRMSettings(relevance=default_relevance(names), min_neighbours=default_neighbours(n),
                        fold_predicate="cv_fold" if "cv_fold" in names else "")
 
 
@@ -122,6 +142,22 @@ def _folds_from(data: RelationalDataset, name: str, problem: Problem) -> np.ndar
         raise XcoreError(f"{len(missing)} examples have no fold in {name} (e.g. {missing[0]})")
     ids = pd.factorize(pd.Series([of[e] for e in problem.examples]), sort=True)[0]
     return ids.astype(np.int64)
+
+
+def linear_out_of_fold(X: np.ndarray, y: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    """Out-of-fold P(class 1) of L2 logistic regression (C = 1) on the same feature matrix and folds:
+    the baseline the network should at least match."""
+    from sklearn.linear_model import LogisticRegression
+
+    out = np.zeros(len(y))
+    for k in np.unique(folds):
+        tr, te = folds != k, folds == k
+        if len(np.unique(y[tr])) < 2:
+            out[te] = float(y[tr][0])
+            continue
+        model = LogisticRegression(C=1.0, max_iter=5000).fit(X[tr], y[tr])
+        out[te] = model.predict_proba(X[te])[:, 1]
+    return out
 
 
 class DRMEstimator(Estimator):
@@ -155,7 +191,7 @@ class DRMEstimator(Estimator):
             tr = np.flatnonzero(fold != k)
             share = 0.6 / (int(fold.max()) + 1)
             net = train_network(X[tr].astype(np.float32), y[tr], s.hidden, s.learning_rates, s.dropout,
-                                s.max_epochs, s.patience, s.seed + k,
+                                s.max_epochs, s.seed + k, s.weight_decays, s.inner_folds,
                                 progress=scaled(lambda f, m, k=k: progress(f, f"fold {k + 1}: {m}"),
                                                 0.4 + share * k, 0.4 + share * (k + 1)))
             nets.append(net)
@@ -163,6 +199,8 @@ class DRMEstimator(Estimator):
             predicted[k] = (p >= 0.5).astype(np.int64)
             proba[fold == k] = p[fold == k]
             progress(0.4 + 0.6 * (k + 1) / (int(fold.max()) + 1), f"trained the network of fold {k + 1}")
+        self.linear_proba_: np.ndarray = linear_out_of_fold(X, y, fold)
+        self.exclude_: tuple[str, ...] = exclude
         self.problem_: Problem = problem
         self.features_: list[Feature] = feats
         self.X_: np.ndarray = X
@@ -185,19 +223,44 @@ class DRMEstimator(Estimator):
         return self.problem_.index_of(name)
 
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
-        """Out-of-fold predictions of every example: class 1/0, P(class 1), truth, fold."""
+        """Predictions: without `data`, out-of-fold predictions of every training example (class 1/0,
+        P(class 1), truth, fold); with new `data`, the fold-network ensemble's predictions of its
+        examples (see `predict_new`)."""
         self.check_fitted()
         if data is not None:
-            raise XcoreError("DRM predicts the examples it was cross-validated on; pass data=None")
+            return self.predict_new(data)
         n = len(self.problem_.examples)
         pred = (self.proba_ >= 0.5).astype(np.int64)
         return prediction_frame([self.target_of(i) for i in range(n)], pred, self.problem_.labels,
                                 probability=np.round(self.proba_, 12), fold=self.folds_,
                                 active_features=self.X_.sum(axis=1).astype(np.int64))
 
+    def features_of(self, data: RelationalDataset) -> tuple[Problem, np.ndarray]:
+        """The examples of new data under the fitted language and their 0/1 matrix over the drawn features."""
+        self.check_fitted()
+        problem = new_examples_problem(data, self.problem_.target, self.problem_.language, self.exclude_)
+        return problem, Evaluator(problem).matrix(self.features_)
+
+    def predict_new(self, data: RelationalDataset) -> pd.DataFrame:
+        """Predictions for the examples of new data: the drawn features evaluated on its facts, then
+        P(class 1) = the mean of the fold networks' probabilities (an ensemble of the k networks of the
+        cross-validation, each trained on k-1 folds; no network is refitted). Truth is NaN where the
+        data has none; `fold_votes` is how many fold networks say class 1."""
+        problem, X = self.features_of(data)
+        probs = np.stack([net.proba(X.astype(np.float32)) for net in self.nets_])
+        proba = probs.mean(axis=0)
+        truth = np.where(problem.labels >= 0, problem.labels.astype(float), np.nan)
+        return prediction_frame([f"{problem.target}({e})" for e in problem.examples],
+                                (proba >= 0.5).astype(np.int64), truth, probability=np.round(proba, 12),
+                                fold_votes=(probs >= 0.5).sum(axis=0).astype(np.int64),
+                                active_features=X.sum(axis=1).astype(np.int64))
+
     def metrics(self) -> dict[str, float]:
         pred = (self.proba_ >= 0.5).astype(np.int64)
-        return {"accuracy": float(np.mean(pred == self.problem_.labels)), "features": float(len(self.features_)),
+        linear = (self.linear_proba_ >= 0.5).astype(np.int64)
+        return {"accuracy": float(np.mean(pred == self.problem_.labels)),
+                "linear_accuracy": float(np.mean(linear == self.problem_.labels)),
+                "features": float(len(self.features_)),
                 "folds": float(self.folds_.max() + 1), "examples": float(len(pred))}
 
     # ------------------------------------------------------------------ explanations
@@ -294,13 +357,16 @@ class FidelityExplainer(Explainer):
                         "definitions": _definitions(model, u.features), "chosen_by_relevance": j == loc.chosen,
                         "chosen_by_fidelity_alone": j == loc.plain, "structured": len(loc.structured.get(j, []))}))
         nb = loc.neighbourhood
+        note = ("" if loc.fidelity_defined else
+                f"fidelity undefined: no training instance within Hamming distance {loc.radius}")
         return Explanation(
             target=target, target_text=target, method=self.name,
             prediction=float(loc.prediction), prediction_kind="class",
             truth=float(model.problem_.labels[loc.index]), items=items, ordering="given", score_spec=self.score_spec,
             meta={"hamming": int(loc.radius), "neighbours": int(len(nb.members)), "e_plus": int(nb.positive.sum()) + 1,
                   "e_minus": int((~nb.positive).sum()), "active_features": int(model.X_[loc.index].sum()),
-                  "relevance_changes_choice": loc.relevance_changes_choice})
+                  "relevance_changes_choice": loc.relevance_changes_choice,
+                  "fidelity_defined": loc.fidelity_defined, "note": note})
 
 
 class StructuredExplainer(Explainer):
@@ -360,6 +426,9 @@ def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | 
     fid = exps[FIDELITY]
     tops = [e.items[0].score for e in fid if e.items]
     metrics = est.metrics()
+    if len(fid):
+        metrics["mean_neighbours"] = float(np.mean([e.meta["neighbours"] for e in fid]))
+        metrics["fidelity_undefined"] = float(np.mean([not e.meta["fidelity_defined"] for e in fid]))
     if tops:
         metrics["mean_fidelity"] = float(np.mean(tops))
         metrics["relevance_changes_choice"] = float(np.mean([bool(e.meta.get("relevance_changes_choice"))

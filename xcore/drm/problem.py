@@ -85,6 +85,36 @@ def build_problem(ds: RelationalDataset, modes: str = "", exclude: tuple[str, ..
     truth = ds.truth(target)
     examples = truth["a0"].astype(str).to_numpy(dtype=object)
     labels = (truth["value"].to_numpy(dtype=float) >= 0.5).astype(np.int64)
+    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
+    if not language.modeh:
+        language.modeh.append(Mode(1, target, (ModeArg("+", ds.predicate(target).types[0]),), head=True))
+    return _coded(ds, target, examples, labels, language, exclude)
+
+
+def new_examples_problem(ds: RelationalDataset, target: str, language: ModeLanguage,
+                         exclude: tuple[str, ...] = ()) -> Problem:
+    """The examples of `target` in new data (its target atoms, else its truth atoms) under a fitted
+    model's language; labels are the truth where given, -1 where unknown."""
+    try:
+        pred = ds.predicate(target)
+    except DataError:
+        raise DataError(f"the new data has no predicate {target!r} to predict", file=ds.name) from None
+    if pred.arity != 1:
+        raise DataError(f"{target} must be unary in the new data (it has arity {pred.arity})", file=ds.name)
+    targets = ds.targets(target)["a0"].astype(str)
+    truth = ds.truth(target)
+    names = pd.unique(pd.concat([targets, truth["a0"].astype(str)], ignore_index=True))
+    if not len(names):
+        raise DataError(f"the new data has no {target} atoms (targets or truth) to predict", file=ds.name)
+    known = dict(zip(truth["a0"].astype(str), truth["value"].to_numpy(dtype=float)))
+    labels = np.array([(-1 if known.get(n) is None or np.isnan(known[n]) else int(known[n] >= 0.5))
+                       for n in names], dtype=np.int64)
+    return _coded(ds, target, np.asarray(names, dtype=object), labels, language, exclude)
+
+
+def _coded(ds: RelationalDataset, target: str, examples: np.ndarray, labels: np.ndarray, language: ModeLanguage,
+           exclude: tuple[str, ...]) -> Problem:
+    """The problem with background facts integer-coded (one vocabulary for examples and facts)."""
     raw = {p.name: ds.observations(p.name)[p.columns].astype(str).to_numpy(dtype=object)
            for p in ds.predicates if p.closed and p.arity >= 1 and p.name != target and p.name not in exclude}
     chunks = [examples] + [t.ravel() for t in raw.values() if t.size]
@@ -93,9 +123,6 @@ def build_problem(ds: RelationalDataset, modes: str = "", exclude: tuple[str, ..
     tables = {name: index.get_indexer(t.ravel()).reshape(t.shape).astype(np.int64) if t.size
               else np.zeros((0, t.shape[1] if t.ndim == 2 else 0), dtype=np.int64) for name, t in raw.items()}
     arities = {p.name: p.arity for p in ds.predicates if p.name not in exclude}
-    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
-    if not language.modeh:
-        language.modeh.append(Mode(1, target, (ModeArg("+", ds.predicate(target).types[0]),), head=True))
     _check_language(language, arities, target)
     return Problem(target, examples, labels, tables, vocab, language, arities)
 
@@ -117,7 +144,7 @@ def table_name(problem: Problem, mode: Mode) -> str:
     return f"{mode.predicate}_{mode.arity}"
 
 
-def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...] = ()) -> ModeLanguage:
+def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...] = (), many: int = 3) -> ModeLanguage:
     """Modes derived from the data's argument types, as an Aleph user would write them.
 
     Starting from the target's type, a type reached through a predicate is an *object* type (a
@@ -128,11 +155,17 @@ def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...]
     when the inputs determine them for at least 95% of input values (each car has one shape; one
     of the 30 trains cars has two loads) and ``*`` otherwise. Predicates whose
     types never connect to the target (``car/1`` type declarations) get no mode.
+
+    Where a literal has two or more constant arguments, each of them with at least `many` distinct
+    values also gets a mode with that argument a variable (``load(+car,#shape,-int)``: a load of
+    circles, any count), so that a feature need not fix every column; the variable is never an
+    input elsewhere.
     """
     head_type = ds.predicate(target).types[0]
     objects = {head_type}
     members: dict[str, set[str]] = {head_type: set(ds.truth(target)["a0"].astype(str))}
     modes: dict[str, Mode] = {}
+    variants: dict[str, list[Mode]] = {}
     order = [p for p in ds.predicates if p.closed and p.name != target and p.arity >= 1 and p.name not in exclude]
     changed = True
     while changed:
@@ -164,14 +197,57 @@ def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...]
                 counts = obs.groupby(ins).size()
                 recall = 1 if (counts > 1).mean() <= 0.05 else None
             modes[p.name] = Mode(recall, p.name, tuple(ModeArg(r, t) for r, t in zip(roles, types)))
+            consts = [i for i, r in enumerate(roles) if r == "#"]
+            if len(consts) >= 2:
+                variants[p.name] = [Mode(None, p.name, tuple(ModeArg("-" if j == i else r, t)
+                                                             for j, (r, t) in enumerate(zip(roles, types))))
+                                    for i in consts if obs[f"a{i}"].nunique() >= many]
             for i in outs:
                 members.setdefault(types[i], set()).update(obs[f"a{i}"])
                 if types[i] not in objects:
                     objects.add(types[i])
                     changed = True
     lang = ModeLanguage(modeh=[Mode(1, target, (ModeArg("+", head_type),), head=True)])
-    lang.modeb = [modes[p.name] for p in order if p.name in modes]
+    lang.modeb = [m for p in order if p.name in modes for m in [modes[p.name], *variants.get(p.name, [])]]
     return lang
+
+
+def language_limits(language: ModeLanguage, ds: RelationalDataset, target: str, max_literals: int,
+                    depth: int) -> list[str]:
+    """What features drawn from `language` cannot express, in words (shown beside the modes)."""
+    notes = []
+    numeric = []
+    fixed = []
+    for m in language.modeb:
+        try:
+            obs = ds.observations(m.predicate)
+        except DataError:
+            continue
+        for i in m.positions("#"):
+            col = obs.get(f"a{i}")
+            if col is not None and len(col) and col.astype(str).str.match(NUMERIC).all():
+                numeric.append(f"{m.predicate} argument {i + 1}")
+        has_variant = any(o.predicate == m.predicate and o is not m and o.positions("#") != m.positions("#")
+                          for o in language.modeb)
+        if len(m.positions("#")) == 1 and not has_variant and len(m.args) > 1:
+            fixed.append(f"{m.predicate} argument {m.positions('#')[0] + 1}")
+    if numeric:
+        notes.append("numbers are matched as constants: no thresholds or comparisons (x <= 2, lumo < -1.5) on "
+                     + ", ".join(dict.fromkeys(numeric)))
+    if fixed:
+        notes.append("these arguments are always one constant (a feature cannot say 'any value' or 'the same value "
+                     "as another argument'): " + ", ".join(dict.fromkeys(fixed)))
+    notes.append("no negation: a feature cannot say that a fact is absent (a car that is not closed needs a "
+                 "predicate of its own, such as open_car)")
+    notes.append("constants and variables that are not objects are never shared between literals (no 'the same "
+                 "number in two literals', such as as many loads as wheels)")
+    unused = [p.name for p in ds.predicates if p.closed and p.arity >= 1 and p.name != target
+              and p.name not in {m.predicate for m in language.modeb}]
+    if unused:
+        notes.append("predicates without a mode (their types never connect to the examples, or left out): "
+                     + ", ".join(unused))
+    notes.append(f"a feature has at most {max_literals} literals, {depth} layers of new variables deep")
+    return notes
 
 
 def _mostly_known(column: pd.Series, known: set[str] | None) -> bool:
