@@ -101,7 +101,7 @@ def test_cancel_stops_a_classifier_experiment(record_property):
 
 
 def test_cancel_stops_drms_cross_validation(record_property):
-    cancel_latency(method_run("drm", "trains_michalski10", max_epochs=5_000, patience=1_000, folds=10),
+    cancel_latency(method_run("drm", "trains_michalski10", max_epochs=5_000, folds=10),
                    "epoch", record_property)
 
 
