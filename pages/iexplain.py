@@ -99,7 +99,7 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
     pred = "" if exp.prediction is None else f" — predicted {prediction_text(exp)}"
     coalition = exp.meta.get("coalition_estimate")
     if isinstance(coalition, (int, float)):  # I-/R-Explain only: the explained prediction stays the model's
-        pred += f" (coalition estimate {float(coalition):.3f})"
+        pred += f" (the full-network marginal; coalition estimate {float(coalition):.3f})"
     st.markdown(f"**{LEGACY[name]}**{pred}")
     meta, seconds = exps.meta, run.timings.get(f"explain.{name}")
     work = []

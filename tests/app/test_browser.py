@@ -143,7 +143,7 @@ def test_method_pages_in_real_browser(app_url):
             assert page.locator(".stException").count() == 0
             signed = page.get_by_text("pushes up").count() + page.get_by_text("pushes down").count()
             if path in UNSIGNED:
-                assert page.get_by_text("the score itself has no direction").count() > 0
+                assert page.get_by_text("this score has no direction").count() > 0
             else:
                 assert signed > 0 or page.get_by_text("No set of").count() > 0  # a classifier row may be undecided
             for tab in ("Global view", "Model quality", "Downloads"):  # every method page has the shared views

@@ -195,7 +195,7 @@ def test_foreign_errors_are_wrapped(monkeypatch):
 
     monkeypatch.setattr(m.PLKBEstimator, "fit", boom)
     with pytest.raises(XcoreError, match="ZeroDivisionError") as info:
-        run_method("plkb", ds, settings, cache=None)
+        run_method("plkb", ds, settings, cache=None, fits=None)  # no cached fit: the broken one runs
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 

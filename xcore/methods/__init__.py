@@ -10,6 +10,7 @@ line lists methods from `xcore.methods.catalog` without importing any of them.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from xcore.errors import ConfigError, XcoreError, wrap_foreign
@@ -71,7 +72,8 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
         try:
             fit_key = (method, dataset.fingerprint(), settings.model_key())
             fitted = None if fits is None else fits.get(fit_key)  # type: ignore[arg-type]
-            run = spec.run(dataset, settings, progress, estimator=fitted) if fitted is not None \
+            reuse = fitted is not None and "estimator" in inspect.signature(spec.run).parameters
+            run = spec.run(dataset, settings, progress, estimator=fitted) if reuse \
                 else spec.run(dataset, settings, progress)
             if fits is not None and fitted is None and run.model is not None:
                 fits.put(fit_key, run.model)  # type: ignore[arg-type]

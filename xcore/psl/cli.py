@@ -156,6 +156,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     defer_module("numpy.f2py")  # imported by scipy.sparse's `from numpy import *`, never used here
     from xcore.data.io.psl_project import UNLIMITED, read_project
+    from xcore.errors import XcoreError
     from xcore.psl.model import PSLModel
 
     lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
@@ -168,15 +169,24 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from xcore.psl.learn_command import runtime_steps
 
     steps = runtime_steps(project, args)
-    err.write(steps.describe() + "\n")
+    if not args.quiet:
+        err.write(steps.describe() + "\n")
+    learned = None
     if steps.learn is not None:
         from xcore.psl.learn_command import learn_from_project
 
+        asked = args.learn is not None  # --learn on the command line, not the runtime's own choice
         args.learn = steps.learn
-        learned = learn_from_project(project, args, err)
+        try:
+            learned = learn_from_project(project, args, err)
+        except XcoreError as e:
+            if asked or not str(e).startswith("weight learning needs truth"):
+                raise
+            err.write(f"note: learning skipped: {e}; inferring with the rules' written weights\n")
         lap("learn")
         if not steps.infer:
             return EXIT_OK
+    if learned is not None:
         rules, split = learned.infer_rules, "infer"
     elif not steps.infer:  # runtime.inference=false and nothing to learn: PSL's runtime does nothing
         return EXIT_OK

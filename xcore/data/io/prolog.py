@@ -96,7 +96,7 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
     if rules:
         from xcore.data.io.prolog_engine import materialise
 
-        derived, notes = materialise(files, parsed, rules)
+        derived, notes = materialise(files, parsed, rules, parse_prolog)
         for key, (args, file) in derived.items():
             facts = PrologFacts()
             facts.add_block(key, args, np.zeros(len(args[0]) if args else 0, dtype=np.int64))

@@ -118,11 +118,12 @@ def _arity(args: str) -> int:
     return n
 
 
-def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[tuple[str, int, str]]
-                ) -> tuple[dict[tuple[str, int], tuple[list, str]], list[str]]:
+def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[tuple[str, int, str]],
+                parse_prolog: Any) -> tuple[dict[tuple[str, int], tuple[list, str]], list[str]]:
     """Ground answers of the rule-defined background predicates (see the module docstring):
-    ``{(name, arity): (argument columns, file)}`` and notes for the dataset's description."""
-    from xcore.data.io.prolog import parse_prolog
+    ``{(name, arity): (argument columns, file)}`` and notes for the dataset's description;
+    `parse_prolog` reads the engine's answers (the fact reader of `xcore.data.io.prolog`, passed in so
+    the two modules do not import each other)."""
 
     targets = {key for _, role, facts in parsed if role != "background" for key in facts.atoms}
     wanted = {k: f for k, f in _heads(rules).items() if k[0] not in HOOKS and k not in targets}
