@@ -169,8 +169,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from xcore.psl.learn_command import runtime_steps
 
     steps = runtime_steps(project, args)
-    if not args.quiet:
-        err.write(steps.describe() + "\n")
+    err.write(steps.describe() + "\n")  # which steps ran, even when quiet (PSL's runtime decides them)
     learned = None
     if steps.learn is not None:
         from xcore.psl.learn_command import learn_from_project
