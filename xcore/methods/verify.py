@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -151,6 +150,3 @@ def measured_table(verification: Verification, explainer: str) -> pd.DataFrame:
     """The checked items of one explainer (for the page's Verify view)."""
     return verification.items[verification.items["explainer"] == explainer].reset_index(drop=True)
 
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))

@@ -19,7 +19,7 @@ from xcore.methods.driver import explain, fitted_for
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
-                                query_predicates, run_explainers, starting_rules, WORD_METHODS)
+                                run_explainers, starting_rules, WORD_METHODS)
 from xcore.runtime import Progress, scaled
 
 EXACT_LIMIT = 20

@@ -26,7 +26,7 @@ from xcore.methods.base import (
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.mnlil import Config, LabelRules, fit_label
 from xcore.nlil.model import one_thread
-from xcore.nlil.rules import fires, quality
+from xcore.nlil.rules import quality
 from xcore.runtime import Progress, scaled
 
 RULES = "nlil:rules"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
