@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -59,6 +59,8 @@ class UserPredictions:
     kind: str
     tabular: bool
     digest: str = ""
+    model: Any = None
+    """The user's model itself when it was given as a file (`xcore.explain.model_file.OnnxTableModel`)."""
 
     @property
     def has_score(self) -> bool:
