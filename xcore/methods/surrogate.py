@@ -83,8 +83,8 @@ def r2_mae(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
 def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.DataFrame]:
     """(metrics, prediction frame with the user's model's columns) of a surrogate run.
 
-    Metrics: ``fidelity`` (class agreement with the user's model on the run's held-out targets; for soft
-    truth values, agreement at 0.5), ``fidelity_r2`` / ``fidelity_mae`` (scores: the method's probability
+    Metrics: ``fidelity`` (class agreement with the user's model on the run's held-out targets; not for
+    soft truth values, which are scores), ``fidelity_r2`` / ``fidelity_mae`` (scores: the method's probability
     against the user's score, or against the soft predictions), ``fidelity_targets`` (how many held-out
     targets were compared), ``fidelity_low`` (1 when flagged), ``truth_accuracy`` and
     ``your_model_truth_accuracy`` (the surrogate's and the user's model's accuracy against the data's truth
@@ -108,7 +108,8 @@ def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.D
     out: dict[str, float] = {"fidelity_targets": float(on.sum())}
     ours_c, theirs_c = _class_of(rows["prediction"].reset_index(drop=True),
                                  theirs["prediction"].reset_index(drop=True), positive)
-    out["fidelity"] = float(np.mean(ours_c == theirs_c))
+    if predictions.kind == "class":  # soft truth values are compared as scores (R^2, MAE) only
+        out["fidelity"] = float(np.mean(ours_c == theirs_c))
     score = _score_of(rows)
     if predictions.kind == "score" or predictions.has_score:
         target_score = theirs["score"].to_numpy(dtype=float) if predictions.has_score \
@@ -160,9 +161,10 @@ def _restore_truth(run: Any, frame: pd.DataFrame, user: pd.DataFrame, on: np.nda
 
 
 def is_low(metrics: dict[str, float]) -> bool:
-    """True when a surrogate reproduces the user's model poorly (agreement < 0.8, or R^2 < 0.5 for scores)."""
-    if "fidelity" in metrics and metrics["fidelity"] < LOW_AGREEMENT:
-        return True
+    """True when a surrogate reproduces the user's model poorly: class agreement < 0.8, or, for a model of
+    scores (no class agreement), R^2 < 0.5."""
+    if "fidelity" in metrics:
+        return metrics["fidelity"] < LOW_AGREEMENT
     r2 = metrics.get("fidelity_r2")
     return r2 is not None and np.isfinite(r2) and r2 < LOW_R2
 
@@ -173,6 +175,16 @@ def attach_fidelity(run: Any, predictions: Any) -> Any:
     metrics, frame = fidelity_metrics(run, predictions)
     run.predictions = frame
     run.metrics = {**metrics, **{k: v for k, v in run.metrics.items() if k not in metrics}}
+    said = fidelity_sentence(run.metrics)
+    if said is not None:  # every explanation of the surrogate says what it explains, and how faithfully
+        from xcore.methods.registry import REGISTRY
+
+        explainers = REGISTRY[run.method].explainer_objects()
+        for name, exps in run.explanations.items():
+            if name in explainers and explainers[name].prediction_column is None:
+                continue  # it explains the user's model itself (e.g. its Shapley values), not the surrogate
+            for e in exps:
+                e.meta = {**e.meta, "surrogate_fidelity": said[0], "surrogate_low": said[1]}
     run.extras["surrogate"] = {"file": predictions.file, "kind": predictions.kind, "targets": len(predictions)}
     return run
 
@@ -200,3 +212,32 @@ def fidelity_sentence(metrics: dict[str, Any]) -> tuple[str, bool] | None:
         text += (" Warning: low fidelity — the surrogate does not reproduce your model well, so its explanation "
                  "may not be why your model decided.")
     return text, low
+
+
+def attach_user_model(dataset: Any, name: str, data: bytes) -> Any:
+    """`dataset` with a user's model attached from an uploaded file: a predictions CSV (``.csv``, ``.tsv``,
+    ``.txt``) or, for a table, an ONNX model (``.onnx``; its predictions of every row). Other model files
+    (pickles, checkpoints) are refused with a `DataError`; nothing is unpickled."""
+    from pathlib import Path
+
+    from xcore.data.predictions import read_predictions, with_predictions
+
+    if getattr(dataset, "user_predictions", None) is not None:
+        raise XcoreError("a model's predictions are already attached to this dataset: detach them first")
+    if Path(name).suffix.lower() in (".csv", ".tsv", ".txt"):
+        return with_predictions(dataset, read_predictions((name, data), dataset))
+    from xcore.explain.model_file import load_model_file
+
+    model = load_model_file((name, data), dataset)
+    return with_predictions(dataset, model.user_predictions(dataset))
+
+
+def attached_summary(dataset: Any) -> str | None:
+    """One line on the user's model attached to `dataset` (None when there is none)."""
+    user = getattr(dataset, "user_predictions", None)
+    if user is None:
+        return None
+    what = f"the ONNX model {user.model.file}" if user.model is not None else f"the predictions in {user.file}"
+    names = ", ".join(f"{k} ({v})" for k, v in surrogate_methods().items())
+    return (f"Explaining your model: {len(user):,} {'classes' if user.kind == 'class' else 'scores'} from {what} "
+            f"are this dataset's labels. Surrogate methods fit to them and report their fidelity: {names}.")
