@@ -223,7 +223,8 @@ def _atom_targets(frame: pd.DataFrame, dataset: "RelationalDataset", file: str) 
     for i, (raw, pa) in enumerate(zip(frame["raw"], parsed)):
         line = int(frame["line"].iloc[i])
         if pa is None:
-            raise DataError(f"column target: {raw!r} is not a ground atom such as pred(a, b)", file=file, line=line)
+            hint = " (quote an atom with a comma: \"knows(a, b)\")" if "(" in raw and ")" not in raw else ""
+            raise DataError(f"column target: {raw!r} is not a ground atom such as pred(a){hint}", file=file, line=line)
         pred, args = pa
         if pred not in names:
             raise DataError(f"column target: unknown predicate {pred!r} in {raw!r} (predicates: "
