@@ -167,20 +167,6 @@ def _number(text: str, column: str, file: str, line: int) -> float:
     return v
 
 
-def _truth_value(text: str, file: str, line: int) -> float:
-    """A relational prediction as a truth value in [0, 1]."""
-    low = text.strip().lower()
-    if low in TRUE_WORDS:
-        return 1.0
-    if low in FALSE_WORDS:
-        return 0.0
-    v = _number(text, "prediction", file, line)
-    if not 0.0 <= v <= 1.0:
-        raise DataError(f"column prediction: {text.strip()!r} is outside [0, 1] (a truth value: 0/1, "
-                        "true/false, or a number in [0, 1])", file=file, line=line)
-    return v
-
-
 def canonical_atom(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(predicate, arguments) of an atom text such as ``knows(a, b)``; None when it is not one."""
     m = _ATOM.match(text)
@@ -214,35 +200,68 @@ def _labelled_atoms(dataset: "RelationalDataset", pred: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True).drop_duplicates(cols, keep="first")
 
 
+def _first_bad(frame: pd.DataFrame, bad: np.ndarray, problem: str, file: str) -> None:
+    """Raise a `DataError` for the first row flagged in `bad` (`problem` may use {raw} and {prediction})."""
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(problem.format(raw=str(frame["raw"].iloc[i]).strip(),
+                                       prediction=str(frame["prediction"].iloc[i]).strip()),
+                        file=file, line=int(frame["line"].iloc[i]))
+
+
+def _truth_values(frame: pd.DataFrame, file: str) -> np.ndarray:
+    """Relational predictions as truth values in [0, 1] (words true/false, numbers), vectorised."""
+    low = frame["prediction"].astype(str).str.strip().str.lower()
+    words = low.map(lambda w: 1.0 if w in TRUE_WORDS else 0.0 if w in FALSE_WORDS else np.nan)
+    num = pd.to_numeric(low, errors="coerce")
+    values = words.fillna(num).to_numpy(dtype=float)
+    _first_bad(frame, np.isnan(values), "column prediction: {prediction!r} is not a number", file)
+    _first_bad(frame, ~np.isfinite(values), "column prediction: {prediction!r} is not a finite number", file)
+    _first_bad(frame, (values < 0) | (values > 1), "column prediction: {prediction!r} is outside [0, 1] (a truth "
+               "value: 0/1, true/false, or a number in [0, 1])", file)
+    return values
+
+
 def _atom_targets(frame: pd.DataFrame, dataset: "RelationalDataset", file: str) -> tuple[pd.DataFrame, str]:
-    """Relational predictions: each target an atom of a labelled predicate; predictions as truth values."""
-    parsed = [canonical_atom(t) for t in frame["raw"]]
+    """Relational predictions: each target an atom of a labelled predicate; predictions as truth values.
+    Parsing, lookups and checks are column operations (one merge per predicate), not a loop per atom."""
+    parts = frame["raw"].str.extract(_ATOM.pattern, flags=re.S)
+    no_atom = parts[0].isna().to_numpy()
+    if no_atom.any():
+        i = int(np.flatnonzero(no_atom)[0])
+        raw = str(frame["raw"].iloc[i])
+        hint = " (quote an atom with a comma: \"knows(a, b)\")" if "(" in raw and ")" not in raw else ""
+        raise DataError(f"column target: {raw!r} is not a ground atom such as pred(a){hint}", file=file,
+                        line=int(frame["line"].iloc[i]))
+    pred = parts[0]
+    args = parts[1].str.strip().str.split(",").map(lambda xs: tuple(a.strip().strip("'\"") for a in xs))
     names = set(dataset.schema.names)
-    targets, truth = [], np.full(len(frame), np.nan)
-    known: dict[str, dict[tuple, float]] = {}
-    for i, (raw, pa) in enumerate(zip(frame["raw"], parsed)):
-        line = int(frame["line"].iloc[i])
-        if pa is None:
-            hint = " (quote an atom with a comma: \"knows(a, b)\")" if "(" in raw and ")" not in raw else ""
-            raise DataError(f"column target: {raw!r} is not a ground atom such as pred(a){hint}", file=file, line=line)
-        pred, args = pa
-        if pred not in names:
-            raise DataError(f"column target: unknown predicate {pred!r} in {raw!r} (predicates: "
-                            f"{', '.join(dataset.target_predicates) or ', '.join(sorted(names))})", file=file, line=line)
-        if len(args) != dataset.schema[pred].arity:
-            raise DataError(f"column target: {pred} has arity {dataset.schema[pred].arity}, {raw!r} has "
-                            f"{len(args)} arguments", file=file, line=line)
-        if pred not in known:
-            atoms = _labelled_atoms(dataset, pred)
-            cols = list(dataset.schema[pred].columns)
-            known[pred] = dict(zip(map(tuple, atoms[cols].to_numpy(dtype=object).tolist()), atoms["truth"]))
-        if args not in known[pred]:
-            raise DataError(f"column target: unknown target {raw.strip()!r}: not a target, labelled or observed "
-                            f"atom of {pred} in the data", file=file, line=line)
-        truth[i] = known[pred][args]
-        targets.append(atom_text(pred, args))
-    values = np.array([_truth_value(p, file, int(ln)) for p, ln in zip(frame["prediction"], frame["line"])])
-    out = frame.assign(target=targets, prediction=values, truth=truth)
+    unknown = ~pred.isin(names).to_numpy()
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise DataError(f"column target: unknown predicate {pred.iloc[i]!r} in {str(frame['raw'].iloc[i]).strip()!r} "
+                        f"(predicates with targets: {', '.join(dataset.target_predicates) or ', '.join(sorted(names))})",
+                        file=file, line=int(frame["line"].iloc[i]))
+    arity = pred.map(lambda p: dataset.schema[p].arity).to_numpy()
+    n_args = args.map(len).to_numpy()
+    if (arity != n_args).any():
+        i = int(np.flatnonzero(arity != n_args)[0])
+        raise DataError(f"column target: {pred.iloc[i]} has arity {arity[i]}, {str(frame['raw'].iloc[i]).strip()!r} "
+                        f"has {n_args[i]} arguments", file=file, line=int(frame["line"].iloc[i]))
+    truth = np.full(len(frame), np.nan)
+    known = np.zeros(len(frame), dtype=bool)
+    for p in pd.unique(pred):  # one merge per predicate
+        rows = np.flatnonzero((pred == p).to_numpy())
+        cols = list(dataset.schema[p].columns)
+        given = pd.DataFrame(args.iloc[rows].tolist(), columns=cols).assign(_row=rows)
+        hit = given.merge(_labelled_atoms(dataset, p), on=cols, how="inner")
+        known[hit["_row"].to_numpy()] = True
+        truth[hit["_row"].to_numpy()] = hit["truth"].to_numpy(dtype=float)
+    _first_bad(frame, ~known, "column target: unknown target {raw!r}: not a target, labelled or observed atom "
+               "of its predicate in the data", file)
+    targets = pred + "(" + args.map(", ".join) + ")"
+    values = _truth_values(frame, file)
+    out = frame.assign(target=targets.to_numpy(dtype=object), prediction=values, truth=truth)
     kind = "class" if np.isin(values, (0.0, 1.0)).all() else "score"
     return out, kind
 
@@ -264,31 +283,25 @@ def class_text(value: object) -> str:
 
 
 def _table_targets(frame: pd.DataFrame, dataset: "RelationalDataset", file: str) -> tuple[pd.DataFrame, str]:
-    """Table predictions: each target a row id of the table; predictions as class texts."""
+    """Table predictions: each target a row id of the table; predictions as class texts (column operations)."""
     table = dataset.tabular
-    index = {str(ix): ix for ix in table.index}
+    ids = frame["raw"].str.extract(_ROW.pattern, flags=re.I)[0]
+    index = pd.Series(table.index, index=pd.Index(table.index.map(str)))
+    index = index[~index.index.duplicated()]
+    found = ids.isin(index.index).to_numpy()
+    _first_bad(frame, ~found, "column target: unknown target {raw!r}: not a row id of the table "
+               f"(rows 0..{len(table) - 1}, written '17' or 'row 17')", file)
+    rows = index.loc[ids.to_numpy()].to_numpy()
     labels = table[dataset.label]
-    targets, truth = [], []
-    for raw, line in zip(frame["raw"], frame["line"]):
-        m = _ROW.match(raw)
-        if m is None or m.group(1) not in index:
-            raise DataError(f"column target: unknown target {raw.strip()!r}: not a row id of the table "
-                            f"(rows 0..{len(table) - 1}, written '17' or 'row 17')", file=file, line=int(line))
-        ix = index[m.group(1)]
-        targets.append(f"row {ix}")
-        v = labels.loc[ix]
-        truth.append(None if pd.isna(v) else class_text(v))
-    preds = [class_text(p) for p in frame["prediction"]]
-    for p, line in zip(preds, frame["line"]):
-        if not p:
-            raise DataError("column prediction: empty prediction", file=file, line=int(line))
-        if pd.api.types.is_numeric_dtype(labels):
-            try:
-                float(p)
-            except ValueError:
-                raise DataError(f"column prediction: {p!r} is not a class of the label column {dataset.label!r} "
-                                f"(its classes are numbers)", file=file, line=int(line)) from None
-    out = frame.assign(target=targets, prediction=preds, truth=pd.Series(truth, dtype=object))
+    truth = labels.loc[rows].map(lambda v: None if pd.isna(v) else class_text(v)).to_numpy(dtype=object)
+    preds = frame["prediction"].map(class_text)
+    _first_bad(frame, (preds == "").to_numpy(), "column prediction: empty prediction", file)
+    if pd.api.types.is_numeric_dtype(labels):
+        _first_bad(frame, pd.to_numeric(preds, errors="coerce").isna().to_numpy(),
+                   "column prediction: {prediction!r} is not a class of the label column "
+                   f"{dataset.label!r} (its classes are numbers)", file)
+    out = frame.assign(target=[f"row {ix}" for ix in rows], prediction=preds.to_numpy(dtype=object),
+                       truth=pd.Series(truth, index=frame.index, dtype=object))
     return out, "class"
 
 
@@ -311,14 +324,13 @@ def with_predictions(dataset: "RelationalDataset", predictions: UserPredictions)
         return _swap_table(dataset, predictions)
     tables = {p: dict(parts) for p, parts in dataset.tables.items()}
     frame = predictions.frame
-    parsed = [canonical_atom(t) for t in frame["target"]]
-    by_pred: dict[str, list[int]] = {}
-    for i, pa in enumerate(parsed):
-        by_pred.setdefault(pa[0], []).append(i)
-    for pred, rows in by_pred.items():
+    parts = frame["target"].str.extract(_ATOM.pattern, flags=re.S)  # canonical texts: pred(a, b)
+    args = parts[1].str.split(", ")
+    for pred in pd.unique(parts[0]):
+        rows = np.flatnonzero((parts[0] == pred).to_numpy())
         p = dataset.schema[pred]
         cols = list(p.columns)
-        given = pd.DataFrame([parsed[i][1] for i in rows], columns=cols)
+        given = pd.DataFrame(args.iloc[rows].tolist(), columns=cols)
         given["_new"] = frame["prediction"].to_numpy(dtype=float)[rows]
         for part in ("obs", "truth"):
             t = tables[pred][part]
