@@ -167,20 +167,6 @@ def _number(text: str, column: str, file: str, line: int) -> float:
     return v
 
 
-def canonical_atom(text: str) -> tuple[str, tuple[str, ...]] | None:
-    """(predicate, arguments) of an atom text such as ``knows(a, b)``; None when it is not one."""
-    m = _ATOM.match(text)
-    if m is None:
-        return None
-    inner = m.group(2).strip()
-    args = tuple(a.strip().strip("'\"") for a in inner.split(",")) if inner else ()
-    return m.group(1), args
-
-
-def atom_text(pred: str, args: tuple[str, ...]) -> str:
-    return f"{pred}({', '.join(args)})"
-
-
 def _labelled_atoms(dataset: "RelationalDataset", pred: str) -> pd.DataFrame:
     """Every atom of `pred` a model could predict (targets, truth, and observations of a predicate that has
     targets or truth), with the data's label (NaN where it has none)."""
