@@ -211,6 +211,24 @@ def surrogate_note(metrics: dict[str, Any]) -> str | None:
     return None if said is None else said[0]
 
 
+def with_user_model(dataset: Any, args: argparse.Namespace, progress: StderrProgress) -> Any:
+    """`dataset` with the user's model's predictions as its labels (--explain-predictions or --model), if given."""
+    if getattr(args, "explain_predictions", None) and getattr(args, "model", None):
+        raise ConfigError("give either --explain-predictions or --model, not both", field="--model")
+    if getattr(args, "explain_predictions", None):
+        from xcore.data.predictions import read_predictions, with_predictions
+
+        progress.note(f"reading your model's predictions from {args.explain_predictions}")
+        return with_predictions(dataset, read_predictions(args.explain_predictions, dataset))
+    if getattr(args, "model", None):
+        from xcore.data.predictions import with_predictions
+        from xcore.explain.model_file import load_model_file
+
+        progress.note(f"predicting the table's rows with your model {args.model}")
+        return with_predictions(dataset, load_model_file(args.model, dataset).user_predictions(dataset))
+    return dataset
+
+
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     info = method_info(args.method)  # an unknown method is refused before any method package is imported
     _at_least(args.cards, 0, "--cards")
@@ -232,17 +250,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     progress.note(f"loading {args.data}")
     dataset = load_data(args.data, fmt=args.format, label=args.label)
     check_label_given(dataset, args.data, args.label)
-    if args.explain_predictions:
-        from xcore.data.predictions import read_predictions, with_predictions
-
-        progress.note(f"reading your model's predictions from {args.explain_predictions}")
-        dataset = with_predictions(dataset, read_predictions(args.explain_predictions, dataset))
-    elif args.model:
-        from xcore.data.predictions import with_predictions
-        from xcore.explain.model_file import load_model_file
-
-        progress.note(f"predicting the table's rows with your model {args.model}")
-        dataset = with_predictions(dataset, load_model_file(args.model, dataset).user_predictions(dataset))
+    dataset = with_user_model(dataset, args, progress)
     if getattr(args, "positive", None) is not None:
         if "positive_class" not in spec.settings_type.model_fields:
             raise ConfigError(f"{args.method} has no positive class to choose", field="--positive")
@@ -343,6 +351,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         raise ConfigError(f"the bundle's data {bundle.dataset!r} is not a bundled sample: give it with --data",
                           field="--data")
+    data = with_user_model(data, args, progress)  # a surrogate run: the same predictions as its labels
     run, notes = rebuild_run(bundle, data, progress=progress)
     for note in notes:
         progress.note(note)
@@ -475,6 +484,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", nargs="+", metavar="TARGET", help="only these predictions (default: all)")
     s.add_argument("--explainer", help="only this explainer (registry name)")
     s.add_argument("-k", type=int, default=5, help="top items checked per prediction (default 5)")
+    s.add_argument("--explain-predictions", metavar="PREDS.csv", help="a surrogate run: the predictions file it "
+                                                                       "was run with")
+    s.add_argument("--model", metavar="MODEL.onnx", help="a surrogate run: the ONNX model it was run with")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     s.set_defaults(func=cmd_verify)
 

@@ -83,3 +83,20 @@ def test_good_predictions_print_the_fidelity_first(tmp_path, table_file):
     metrics = pd.read_json(tmp_path / "out" / "metrics.json", typ="series")
     assert metrics["fidelity"] == 1.0 and "truth_accuracy" in metrics
     assert "surrogate-fidelity" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_surrogate_run_is_verified_with_the_same_predictions(tmp_path, table_file):
+    path, frame = table_file
+    preds = tmp_path / "preds.csv"
+    pd.DataFrame({"target": [f"row {i}" for i in range(len(frame))],
+                  "prediction": np.where(frame["f1"] == "u", "a", "b")}).to_csv(preds, index=False)
+    code, _, err = run_cli("run", "plkb", str(path), "--label", "label", "--explain-predictions", str(preds),
+                           "--set", "explain_rows=5", "--out", str(tmp_path / "out"), "-q")
+    assert code == EXIT_OK, err
+    code, out, err = run_cli("verify", str(tmp_path / "out"), "--data", str(path), "--label", "label",
+                             "--explain-predictions", str(preds), "-k", "2", "-q")
+    assert code == EXIT_OK, err
+    assert "plkb:decisive" in out
+    code, _, err = run_cli("verify", str(tmp_path / "out"), "--data", str(path), "--label", "label", "-q")
+    assert code == EXIT_BAD_INPUT and "fingerprint" in err.lower()  # without the predictions: other data
