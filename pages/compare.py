@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components import SESSION_RUNS, ensure_app_navigation, show_error
-from xcore.compare import (agreement_figures, compare_runs, disagreements, pair_summary, top_items_table)
+from xcore.compare import compare_runs, disagreements, pair_summary, top_items_table
+from xcore.viz.agreement import agreement_figures
 from xcore.errors import XcoreError
 from xcore.methods import Run
 

@@ -24,6 +24,7 @@ from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
+from xcore.report import report_html
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
 from xcore.viz.views import baseline_table
 from xcore.explain.global_view import global_importance
@@ -239,7 +240,7 @@ def run_downloads(run: Run, key: str) -> None:
     exps = {name: s.to_dict() for name, s in run.explanations.items()}
     c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
                          key=f"{key}_exp", mime="application/json")
-    c[3].download_button("Report (HTML)", run.report_html, f"{run.method}_report.html", key=f"{key}_report",
+    c[3].download_button("Report (HTML)", lambda: report_html(run), f"{run.method}_report.html", key=f"{key}_report",
                          mime="text/html", help="One self-contained page (opens offline): settings, metrics, "
                                                 "model, predictions and explanation cards.")
 

@@ -14,7 +14,6 @@ Explainer/ExplainerAlgorithm split).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import json
 import math
@@ -41,7 +40,7 @@ READABLE_RUN_VERSIONS: tuple[int, ...] = (1, 2)
 
 
 # ---------------------------------------------------------------------- settings
-def _field_of(error: dict) -> str:
+def _field_of(error: Mapping[str, Any]) -> str:
     """The dotted field name of one pydantic error entry."""
     return ".".join(str(p) for p in error.get("loc", ())) or "settings"
 
@@ -275,12 +274,6 @@ class Run:
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.bundle(), indent=indent, allow_nan=False, ensure_ascii=True)
-
-    def report_html(self, targets: list[str] | None = None) -> str:
-        """The run report: one self-contained HTML file (see `xcore.report`); cards for `targets`
-        (default: the first few explained predictions)."""
-        # imported by name: xcore.report reads Run, so a static import here would be a cycle
-        return importlib.import_module("xcore.report").report_html(self, targets=targets)
 
     @classmethod
     def from_bundle(cls, data: Any) -> "Run":
