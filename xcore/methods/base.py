@@ -123,6 +123,11 @@ class Estimator:
 
     As in scikit-learn, `__init__` stores its arguments unchanged (no validation, no work), so
     `get_params()` round-trips; `fit` returns self; learned attributes end in ``_``.
+
+    Parameters
+    ----------
+    settings : Settings
+        The method's validated settings (each subclass takes its own `Settings` type).
     """
 
     def get_params(self) -> dict[str, Any]:
@@ -140,9 +145,25 @@ class Estimator:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(data) first")
 
     def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "Estimator":  # pragma: no cover
+        """Learn from `data`; returns self.
+
+        Parameters
+        ----------
+        data : RelationalDataset
+            The relational data (observed atoms and, for targets, their truth where known).
+        progress : callable, optional
+            ``progress(fraction, message)``; it raises `Cancelled` when the user cancels.
+        """
         raise NotImplementedError
 
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:  # pragma: no cover
+        """Predictions as the one prediction frame (see `prediction_frame`).
+
+        Parameters
+        ----------
+        data : RelationalDataset, optional
+            New data of the same schema; None predicts the targets of the data `fit` saw.
+        """
         raise NotImplementedError
 
 
@@ -165,6 +186,19 @@ class Explainer:
     model's predictions its explanations explain (None when it explains another model, such as the
     bag-of-words classifier of LIME and SHAP). `measure` checks its items against the model by
     intervention (`xcore.methods.verify`); None where the score is not an effect.
+
+    Attributes
+    ----------
+    name : str
+        Stable registry name (``"esms:ground-rules"``, ``"plkb:decisive"``, ...), kept in files.
+    title : str
+        Human title shown on the pages.
+    score_spec : ScoreSpec
+        What the score means: its unit, range, and whether it has a direction.
+    settings_fields : tuple of str
+        Fields of the method's `Settings` that belong to this explainer (not part of the fit key).
+    prediction_column : str or None
+        Column of ``Run.predictions`` its explanations explain; None for another model's output.
     """
 
     name: ClassVar[str] = ""
@@ -226,6 +260,32 @@ class Run:
 
     `model` (the fitted estimator) and `extras` (method objects the pages use, such as the search
     history) live only in memory; a run read back with `from_bundle` has neither.
+
+    Attributes
+    ----------
+    method : str
+        Registry key of the method that ran (``"esms"``, ``"mln"``, ...).
+    settings : Settings or dict
+        The validated settings (a plain dict only for bundles of an unknown method).
+    fingerprint : str
+        Content fingerprint of the dataset the run used (`RelationalDataset.fingerprint`).
+    predictions : pandas.DataFrame
+        One row per target: ``target``, the model's ``prediction`` (and method columns such as
+        ``truth``, ``split`` or ``mid``).
+    explanations : dict of str to ExplanationSet
+        Explainer name -> its explanations, each validated by the explain driver.
+    summary : Explanation or None
+        The model-level explanation (learned rules, weights), where the method has one.
+    metrics : dict of str to float
+        Quality figures, with ``baseline_<metric>`` beside each (majority class / mean predictor).
+    timings : dict of str to float
+        Seconds per stage.
+    dataset : str
+        The dataset's name.
+    model : Estimator or None
+        The fitted estimator (in memory only).
+    extras : dict
+        Method objects the pages read (in memory only).
     """
 
     method: str
@@ -311,7 +371,31 @@ def _finite_rows(rows: list[list[Any]]) -> list[list[Any]]:
 # ---------------------------------------------------------------------- method spec
 @dataclass(frozen=True)
 class MethodSpec:
-    """One registered method: what the app, the command line and the study page need to run it."""
+    """One registered method: what the app, the command line and the study page need to run it.
+
+    Attributes
+    ----------
+    key : str
+        Registry key; also the page's url path and the command line's method name.
+    title : str
+        Page and report title.
+    settings_type : type of Settings
+        The method's frozen settings; forms and ``xcore run --set`` are built from its fields.
+    explainers : tuple of str
+        Names of the method's explainers, in display order.
+    run : callable
+        ``run(dataset, settings, progress, estimator=None) -> Run``: fit (or reuse a fit), predict, explain.
+    applicable : callable
+        ``applicable(dataset) -> str | None``: why the method cannot run on the data, or None.
+    default_settings : callable
+        ``default_settings(dataset) -> Settings`` chosen from the data.
+    sample : str
+        The bundled sample the page offers first.
+    estimator_type : type of Estimator or None
+        The method's estimator class.
+    explainer_map : mapping of str to Explainer
+        Explainer name -> explainer object (see `explainer_objects`).
+    """
 
     key: str
     title: str
