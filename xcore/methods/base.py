@@ -28,6 +28,7 @@ from xcore.errors import ConfigError, NotFittedError, XcoreError
 from xcore.explain.types import (Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe,
                                  loads_strict)
 from xcore.methods.baselines import with_baselines
+from xcore.methods.registry import REGISTRY
 from xcore.runtime import Progress
 
 PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
@@ -266,7 +267,8 @@ class Run:
     method : str
         Registry key of the method that ran (``"esms"``, ``"mln"``, ...).
     settings : Settings or dict
-        The validated settings (a plain dict only for bundles of an unknown method).
+        The validated settings; a bundle read back gets its method's `Settings` type again (a plain
+        dict only when the settings no longer validate, e.g. a bundle written before a field was removed).
     fingerprint : str
         Content fingerprint of the dataset the run used (`RelationalDataset.fingerprint`).
     predictions : pandas.DataFrame
@@ -350,13 +352,23 @@ class Run:
             frame = pd.DataFrame(preds["rows"], columns=preds["columns"])
             exps = {str(k): ExplanationSet.from_dict(v) for k, v in data.get("explanations", {}).items()}
             summary = data.get("summary")
-            return cls(method=str(data["method"]), settings=dict(data.get("settings", {})),
+            method = str(data["method"])
+            return cls(method=method, settings=typed_settings(method, dict(data.get("settings", {}))),
                        fingerprint=str(data.get("fingerprint", "")), predictions=frame, explanations=exps,
                        summary=None if summary is None else Explanation.from_dict(summary, "summary"),
                        metrics=dict(data.get("metrics", {})), timings=dict(data.get("timings", {})),
                        dataset=str(data.get("dataset", "")))
         except (KeyError, TypeError, ValueError) as e:
             raise ExplanationError(f"run bundle is malformed: {e}") from None
+
+
+def typed_settings(method: str, settings: dict[str, Any]) -> "Settings | dict[str, Any]":
+    """`settings` as `method`'s Settings type; the dict unchanged when the values no longer validate
+    (a bundle from an older xcore keeps its settings as written)."""
+    try:
+        return REGISTRY[method].settings_type.parse(settings)
+    except ConfigError:
+        return settings
 
 
 def _is_finite(v: Any) -> bool:
