@@ -350,3 +350,6 @@ def test_a_bundle_whose_settings_no_longer_validate_keeps_them_as_written(fitted
     old = Run.from_bundle(json.dumps(data))
     assert isinstance(old.settings, dict) and old.settings["a_field_removed_since"] == 3
     assert old.settings_dict == data["settings"]
+    del data["settings"]["a_field_removed_since"]
+    data["settings"].pop(next(iter(data["settings"])))  # written before that field was added
+    assert isinstance(Run.from_bundle(json.dumps(data)).settings, dict)

@@ -268,7 +268,7 @@ class Run:
         Registry key of the method that ran (``"esms"``, ``"mln"``, ...).
     settings : Settings or dict
         The validated settings; a bundle read back gets its method's `Settings` type again (a plain
-        dict only when the settings no longer validate, e.g. a bundle written before a field was removed).
+        dict when they are not exactly its fields, e.g. a bundle written before a field was added or removed).
     fingerprint : str
         Content fingerprint of the dataset the run used (`RelationalDataset.fingerprint`).
     predictions : pandas.DataFrame
@@ -363,12 +363,14 @@ class Run:
 
 
 def typed_settings(method: str, settings: dict[str, Any]) -> "Settings | dict[str, Any]":
-    """`settings` as `method`'s Settings type; the dict unchanged when the values no longer validate
-    (a bundle from an older xcore keeps its settings as written)."""
+    """`settings` as `method`'s Settings type when they are exactly one (every field written, each
+    valid); otherwise the dict as written, so a bundle from an older xcore never claims a default it
+    did not run with."""
     try:
-        return REGISTRY[method].settings_type.parse(settings)
+        typed = REGISTRY[method].settings_type.parse(settings)
     except ConfigError:
         return settings
+    return typed if json.loads(json.dumps(typed.to_dict())) == settings else settings
 
 
 def _is_finite(v: Any) -> bool:
