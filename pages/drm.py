@@ -13,37 +13,41 @@ from pages.components import (verify_panel, applicability_gate, derived, explana
                               quality_panel, predictions_browser,
                               run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
-from xcore.drm.method import DRMSettings, FidelityExplainer, default_settings
+from ui.forms import FormLayout, settings_form as form
+from xcore.drm.method import DRMSettings, FidelityExplainer, fold_count
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.trains import generate_trains
 from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
-from xcore.methods import Run
+from xcore.methods import REGISTRY, Run
 
 METHOD = "drm"
 
 
+def folds_note(ds: RelationalDataset, values) -> str | None:
+    """What the folds field runs when the data caps it (the result says the same)."""
+    settings = guarded(DRMSettings.parse, {k: v for k, v in values.items() if k in DRMSettings.model_fields})
+    if settings is None:
+        return None
+    k, why = fold_count(ds, settings)
+    return None if why is None else f"Runs {k} folds: {why}."
+
+
+LAYOUT = FormLayout(
+    rows=(("max_draws", "max_literals", "depth", "seed"), ("folds", "hamming", "min_neighbours", "max_epochs"),
+          ("modes",)),
+    advanced=(("fold_predicate", "inner_folds", "dropout"), ("learning_rates", "weight_decays"),
+              ("beam", "max_body", "explain_rows")),
+    hidden=("relevance", "hidden"),
+    widgets={"modes": "text_area"},
+    steps={"max_draws": 100, "max_epochs": 10, "dropout": 0.05},
+    notes={"folds": folds_note})
+"""Where DRM's settings go (the fields come from `DRMSettings`; relevance is edited beside an explanation)."""
+
+
 def settings_form(ds: RelationalDataset) -> DRMSettings | None:
-    """Feature drawing, network and neighbourhood settings; modes and relevance as editable text."""
-    base = default_settings(ds)
-    c = st.columns(4)
-    draws = c[0].number_input("Draws (MaxDraws)", 10, 20_000, 2000, step=100, key="drm_draws")
-    length = c[1].number_input("Longest feature body", 1, 8, 4, key="drm_len")
-    depth = c[2].number_input("Depth i (0: the modes' set(i))", 0, 4, 0, key="drm_depth")
-    seed = c[3].number_input("Seed", 0, 10_000, 0, key="drm_seed")
-    c = st.columns(4)
-    folds = c[0].number_input("Cross-validation folds", 2, 20, 10, key="drm_folds")
-    hamming = c[1].number_input("Neighbourhood radius k (Hamming)", 0, 5000, 5, key="drm_hamming")
-    min_nb = c[2].number_input("Neighbours: widen k until n training instances (0: fixed k)", 0, 1000,
-                               base.min_neighbours, key="drm_min_nb",
-                               help="With hundreds of features almost no training instance lies within Hamming "
-                                    "5 or 10; an empty neighbourhood leaves fidelity undefined.")
-    epochs = c[3].number_input("Max epochs", 10, 2000, 150, step=10, key="drm_epochs")
-    modes = st.text_area("Mode declarations (Aleph syntax; empty: derived from the data)", "", key="drm_modes",
-                         height=90)
-    return guarded(DRMSettings, max_draws=int(draws), max_literals=int(length), depth=int(depth), seed=int(seed),
-                   folds=int(folds), hamming=int(hamming), min_neighbours=int(min_nb), max_epochs=int(epochs),
-                   modes=modes, relevance=base.relevance)
+    """Feature drawing, network and neighbourhood settings; modes as editable text."""
+    return form(REGISTRY[METHOD], ds, LAYOUT)
 
 
 def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:

@@ -7,97 +7,63 @@ import streamlit as st
 from pages.common import get_dataset, guarded, set_dataset
 from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, remember_run, run_button, run_downloads, stale_notice)
+from ui.forms import FormLayout, set_form, settings_form as form
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
-from xcore.methods import Run, run_key
-from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer
+from xcore.methods import REGISTRY, Run, run_key
+from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer, target_defaults
 from xcore.psl.stability import relational_stability
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
-from xcore.psl.workflow import (DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, binary_unary, split_sizes,
-                                sweep, too_few_labels)
+from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, split_sizes, sweep, too_few_labels
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
 DEMO_FLAG = "esms_demo_pending"
-WIDGETS = {"esms_target": "target", "esms_gamma": "gamma", "esms_alpha": "alpha", "esms_lm": "rules_per_model",
-           "esms_n": "iterations", "esms_seed": "seed", "esms_metric": "metric", "esms_counterparts": "counterparts"}
+WEIGHT_WORDS = {"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL", "per_rule": "PPLL per rule (paper)"}
+
+
+def names(ds: RelationalDataset) -> list[str]:
+    return [p.name for p in ds.predicates]
+
+
+def form_layout(ds: RelationalDataset) -> FormLayout:
+    """Where ESMS's settings go on the page (the fields themselves come from `ESMSSettings`)."""
+    return FormLayout(
+        rows=(("target", "block", "metric"), ("explainable",), ("weight_learning",), ("counterparts",),
+              ("closed_world",), ("project_rules",) if ds.rules else (),
+              ("gamma", "alpha", "rules_per_model", "iterations", "seed")),
+        advanced=(("scheduler", "n_jobs"), ("valid_fraction", "test_fraction", "closed_world_limit")),
+        hidden=() if ds.rules else ("project_rules",),
+        widgets={"gamma": "slider", "alpha": "slider", "weight_learning": "radio"},
+        steps={"gamma": 0.05, "alpha": 0.05, "valid_fraction": 0.05, "test_fraction": 0.05},
+        choices={"target": lambda d, v: esms_targets(d),
+                 "block": lambda d, v: [None, *(p for p in names(d) if p != v.get("target"))],
+                 "explainable": lambda d, v: names(d)},
+        labels={"weight_learning": WEIGHT_WORDS.get},
+        follow=lambda d, v: {**target_defaults(d, v["target"]),
+                             "explainable": [p.name for p in d.predicates if p.explainable]},
+        follow_on=("target",),
+        notes={"project_rules": lambda d, v: f"{len(d.rules)} rules came with the data." if d.rules else None})
 
 
 def apply_demo() -> None:
-    """The demo: the LastFM sample and the demo settings written into the widgets, run on the next pass."""
+    """The demo: the LastFM sample and the demo settings written into the form, run on the next pass."""
     demo = guarded(load_sample, SPEC.sample)
     if demo is None:
         return
     set_dataset(demo, f"sample: {sample_info(SPEC.sample).title}")
-    for widget, name in WIDGETS.items():
-        st.session_state[widget] = getattr(DEMO_SETTINGS, name)
-    st.session_state["esms_block"] = DEMO_SETTINGS.block or "(none)"
-    st.session_state["esms_explainable"] = [p.name for p in demo.predicates if p.explainable]
+    set_form(REGISTRY[METHOD], DEMO_SETTINGS.replace(
+        explainable=tuple(p.name for p in demo.predicates if p.explainable)))
     st.session_state[DEMO_FLAG] = True
     st.rerun()
 
 
 def settings_form(ds: RelationalDataset) -> ESMSSettings | None:
-    targets = esms_targets(ds)
-    names = [p.name for p in ds.predicates]
-    if st.session_state.get("esms_target") not in targets:
-        st.session_state.pop("esms_target", None)  # a choice made on another dataset
-    if any(x not in names for x in st.session_state.get("esms_explainable", [])):
-        st.session_state.pop("esms_explainable", None)
-    c1, c2, c3 = st.columns(3)
-    target = c1.selectbox("Target predicate", targets, key="esms_target")
-    closed = [p for p in names if p != target]
-    if st.session_state.get("esms_block") not in ["(none)", *closed]:
-        st.session_state.pop("esms_block", None)
-    st.session_state.setdefault("esms_block", "rated" if "rated" in closed else "(none)")
-    block = c2.selectbox("Block predicate (optional)", ["(none)", *closed], key="esms_block", help="Conjoined to every rule so only relevant pairs ground.")
-    metric = c3.selectbox("Validation metric", ["mse", "mae", "rmse", "aupr", "auroc"], key="esms_metric")
-    st.session_state.setdefault("esms_explainable", [p.name for p in ds.predicates if p.explainable])
-    explainable = st.multiselect("Explainable predicates", names, key="esms_explainable")
-    if st.session_state.get("esms_unary_for") != (ds.fingerprint(), target):
-        unary = binary_unary(ds, target)  # a 0/1 target T(A): its signal is relative to the base rate
-        st.session_state["esms_counterparts"] = unary
-        st.session_state["esms_weights"] = "calibrated" if unary else "per_rule"
-        st.session_state["esms_unary_for"] = (ds.fingerprint(), target)
-    weights = st.radio("Rule weights", ["calibrated", "joint", "per_rule"], horizontal=True, key="esms_weights",
-                       format_func={"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL",
-                                    "per_rule": "PPLL per rule (paper)"}.get,
-                       help="Per rule (the paper, the LastFM benchmark): each rule's PPLL weight on its own. "
-                            "Jointly: each candidate model's weights learned together with the priors ~T and T "
-                            "(by PPLL, or so that each training atom's MAP value fits its label), so a rule's "
-                            "weight is what it adds to the base rate (0/1 targets T(A) need it).")
-    counterparts = st.checkbox("Add counterpart templates (¬evidence → ¬target, as HyPER does)",
-                               key="esms_counterparts",
-                               help="The paper's templates only push the target up; counterparts also "
-                                    "pull it down when the evidence is low.")
-    positive_only = all_positive(ds, target)
-    if positive_only:
-        st.info(f"Every truth value of **{target}** is 1.0: without negative labels a model predicting 1 "
+    settings = form(REGISTRY[METHOD], ds, form_layout(ds))
+    if settings is not None and all_positive(ds, settings.target):
+        st.info(f"Every truth value of **{settings.target}** is 1.0: without negative labels a model predicting 1 "
                 "everywhere is perfect. The closed-world reading counts absent atoms of its domain as 0.")
-    if st.session_state.get("esms_cw_for") != (ds.fingerprint(), target):
-        st.session_state["esms_closed_world"] = positive_only
-        st.session_state["esms_cw_for"] = (ds.fingerprint(), target)
-    closed_world = st.checkbox("Closed world: absent atoms of the target's domain are 0", key="esms_closed_world")
-    project = bool(ds.rules) and st.checkbox(
-        f"Use the project's rules ({len(ds.rules)}) as a starting model", key="esms_project_rules",
-        help="The rules loaded with the data (a PSL project) are scored as one more candidate, with their "
-             "own weights and hard rules; the search keeps them when they score best.")
-    scheduler = st.text_input("Dask scheduler address", key="esms_scheduler", placeholder="tcp://host:8786",
-                              help="Evaluate the candidate models on a Dask cluster; empty: on this machine.")
-    c1, c2, c3, c4, c5 = st.columns(5)
-    for widget, value in (("esms_gamma", 0.0), ("esms_alpha", 0.25), ("esms_lm", 15), ("esms_n", 100),
-                          ("esms_seed", 0)):
-        st.session_state.setdefault(widget, value)
-    gamma = c1.slider("Explainability bias γ", 0.0, 1.0, step=0.05, key="esms_gamma")
-    alpha = c2.slider("α (explainable share)", 0.0, 1.0, step=0.05, key="esms_alpha")
-    lm = c3.number_input("Rules per model L_M", 1, 50, key="esms_lm")
-    n_iter = c4.number_input("Iterations N", 1, 500, key="esms_n")
-    seed = c5.number_input("Seed", 0, 10_000, key="esms_seed")
-    return guarded(ESMSSettings, target=target, block=None if block == "(none)" else block,
-                   explainable=tuple(explainable), gamma=float(gamma), alpha=float(alpha),
-                   rules_per_model=int(lm), iterations=int(n_iter), metric=metric, seed=int(seed),
-                   counterparts=bool(counterparts), closed_world=bool(closed_world), project_rules=bool(project),
-                   scheduler=scheduler.strip(), weight_learning=weights)
+    return settings
 
 
 def split_notice(ds: RelationalDataset, settings: ESMSSettings | None) -> None:

@@ -11,11 +11,12 @@ from xcore.explain.render import prediction_text
 from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
-from xcore.methods import Run
-from xcore.mln.method import (EXACT_LIMIT, LEGACY, NAMES, MLNSettings, any_arity_query, declared_query, n_query_atoms,
-                              text_setting)
+from ui.forms import FormLayout, settings_form as form, widget_key
+from xcore.methods import REGISTRY, Run
+from xcore.mln.method import (EXACT_LIMIT, LEGACY, MLNSettings, any_arity_query, declared_query, default_explainers,
+                              explainer_choices, n_query_atoms, text_setting)
 from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
-from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
+from xcore.mln.workflow import (TextSetting, evaluation_table, find_annotation, normalised,
                                 query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
                                 sweep_curves)
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
@@ -36,41 +37,39 @@ def rules_editor(ds: RelationalDataset, setting: TextSetting | None) -> str:
                         height=180, key="mln_rules")
 
 
-def settings_form(ds: RelationalDataset, target: str | None, setting: TextSetting | None, rules: str) -> MLNSettings | None:
-    c = st.columns([2, 2, 3])
-    learn = c[0].radio("Weight learning", ["none", "linear+pll", "pll"], horizontal=True, key="mln_learn_method",
-                       help="none: weights as written. linear+pll: word formulas from a logistic regression on the "
-                            "words (the paper uses an SVM), relational formulas by pseudo-likelihood. pll: every "
-                            "weight by pseudo-likelihood.")
-    n = n_query_atoms(ds)
-    inference = c[1].radio("Inference", ["exact", "gibbs"], index=0 if n <= EXACT_LIMIT else 1, horizontal=True,
-                           key="mln_method", help=f"Exact enumeration handles up to {EXACT_LIMIT} query atoms.")
-    available = [NAMES[label] for label in available_methods(setting)] if setting is not None else ["mln:m-explain"]
-    if any(x not in available for x in st.session_state.get("mln_methods", [])):
-        st.session_state.pop("mln_methods", None)
-    explainers = c[2].multiselect("Explainers", available, available, format_func=LEGACY.get, key="mln_methods",
-                                  help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
-    g = st.columns(4)
-    samples = g[0].number_input("Samples per chain", 100, 20_000, 1000, step=100, key="mln_samples",
-                                disabled=inference == "exact")
-    burn = g[1].number_input("Burn-in sweeps", 0, 5_000, 200, step=50, key="mln_burn", disabled=inference == "exact")
-    chains = g[2].number_input("Chains", 2, 64, 4, key="mln_chains", disabled=inference == "exact")
-    seed = g[3].number_input("Seed", 0, 10_000, 0, key="mln_seed")
-    x = st.columns(6)
-    C = x[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
-    S = x[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
-    T = x[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
-    k = x[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
-    agg = x[4].selectbox("Rank aggregation", ["exact_footrule", "cemc"], key="mln_agg",
-                         help="How the coalitions' ranked lists are merged: the weighted-footrule objective solved "
-                              "exactly (fast, never worse), or Cross-Entropy Monte Carlo as in the paper.")
-    work = x[5].selectbox("Sampling work", ["equal", "per_coalition"], key="mln_work",
-                          help="equal: all coalitions together make as many sampler updates as one full-network run, "
-                               "so I-Explain and M-Explain are compared at equal work. per_coalition: every "
-                               "coalition gets the full sample count (the paper's setting, several times the work).")
-    return guarded(MLNSettings, target=target, rules=rules, learn=learn, inference=inference, n_samples=int(samples),
-                   burn_in=int(burn), n_chains=int(chains), explainers=tuple(explainers), C=float(C), S=float(S),
-                   T=int(T), top_k=int(k), aggregation=agg, work=work, seed=int(seed))
+def query_candidates(ds: RelationalDataset) -> list[str]:
+    """Query predicates to offer: I-Explain's (open unary) first, then M-Explain's of any arity; a loaded
+    program's declared query first of all."""
+    candidates = query_predicates(ds)
+    candidates += [p.name for p in ds.predicates if p.name not in candidates and any_arity_query(ds, p.name)]
+    if declared_query(ds) in candidates:
+        candidates.remove(declared_query(ds))
+        candidates.insert(0, declared_query(ds))
+    return candidates
+
+
+def not_exact(values) -> bool:
+    return values["inference"] == "exact"
+
+
+LAYOUT = FormLayout(
+    rows=(("target",), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
+          ("C", "S", "T", "top_k", "aggregation", "work")),
+    hidden=("rules",),
+    widgets={"learn": "radio", "inference": "radio", "C": "slider", "S": "slider"},
+    steps={"n_samples": 100, "burn_in": 50, "C": 0.05, "S": 0.05},
+    choices={"target": lambda d, v: query_candidates(d),
+             "explainers": lambda d, v: guarded(explainer_choices, d, v["target"]) or ["mln:m-explain"]},
+    labels={"explainers": LEGACY.get},
+    follow=lambda d, v: {"explainers": list(default_explainers(d, v["target"]))}, follow_on=("target",),
+    disable_if={"n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
+    notes={"inference": lambda d, v: f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here "
+                                     f"{n_query_atoms(d)}), else Gibbs sampling." if v["inference"] == "auto" else None})
+"""Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor)."""
+
+
+def settings_form(ds: RelationalDataset) -> MLNSettings | None:
+    return form(REGISTRY[METHOD], ds, LAYOUT)
 
 
 # ---------------------------------------------------------------------- explanations tab
@@ -256,24 +255,16 @@ st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for
            "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
            "similar objects merged by weighted rank aggregation (I-Explain).")
 ds = applicability_gate(METHOD, get_dataset())
-candidates = query_predicates(ds)  # I-Explain's (unary); M-Explain also explains the others
-candidates += [p.name for p in ds.predicates if p.name not in candidates and any_arity_query(ds, p.name)]
-if declared_query(ds) in candidates:  # a loaded program's query predicate first
-    candidates.remove(declared_query(ds))
-    candidates.insert(0, declared_query(ds))
-if st.session_state.get("mln_target") not in candidates:
-    st.session_state.pop("mln_target", None)
-target = (st.selectbox("Query predicate to explain", candidates, key="mln_target",
-                       help="I-Explain explains the atoms of one open unary predicate, e.g. positive(review); "
-                            "M-Explain explains query atoms of any arity, e.g. advisedBy(x, y).")
-          if len(candidates) > 1 else (candidates[0] if candidates else None))
+settings = settings_form(ds)
+target = settings.target if settings is not None else st.session_state.get(widget_key(METHOD, "target"))
 setting = guarded(text_setting, ds, target)
 annotation = annotation_upload(ds)
 rules = rules_editor(ds, setting)
-settings = settings_form(ds, target, setting, rules)
 if not rules.strip():
     st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
     settings = None
+elif settings is not None:
+    settings = guarded(settings.replace, rules=rules)
 run = run_button(METHOD, ds, settings, label="Infer and explain every query", key="mln_run")
 stale_notice(METHOD, ds, settings, run)
 

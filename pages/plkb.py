@@ -9,7 +9,8 @@ from pages.common import get_dataset, guarded, set_dataset
 from pages.components import (verify_panel, PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data import RelationalDataset
-from xcore.methods import Run
+from ui.forms import NONE, FormLayout, settings_form as form, widget_key
+from xcore.methods import REGISTRY, Run
 from xcore.plkb.experiments import (compare_baselines, knowledge_curve, random_pollution_curve, shap_agreement_by_k,
                                     suggest_kb)
 from xcore.plkb.method import DECISIVE, DecisiveExplainer, ShapleyExplainer
@@ -38,49 +39,54 @@ def generator() -> None:
                 st.rerun()
 
 
+def columns(ds: RelationalDataset) -> list[str]:
+    return [str(c) for c in ds.tabular.columns]
+
+
+def classes(ds: RelationalDataset, label: str) -> list[str]:
+    return sorted(ds.tabular[label].dropna().astype(str).unique()) if label in columns(ds) else []
+
+
+def label_defaults(ds: RelationalDataset, values) -> dict:
+    """Defaults that follow the label column: identifier-like columns left out, the KB that suits the table."""
+    label = values["label"]
+    drop = tuple(identifier_columns(ds.tabular, label))
+    choice = suggested_kb(ds.tabular, label, drop)
+    return {"drop": list(drop), "kb": choice[0]}
+
+
+def kb_note(ds: RelationalDataset, values) -> str | None:
+    choice = guarded(suggested_kb, ds.tabular, values["label"], tuple(identifier_columns(ds.tabular, values["label"])))
+    return None if choice is None else f"Suggested: {choice[1]}."
+
+
+LAYOUT = FormLayout(
+    rows=(("label", "positive_class", "kb", "n_bins"), ("max_k", "min_support", "n_trees", "all_nodes"),
+          ("k_auto", "k", "k_max"), ("drop",), ("knowledge",)),
+    advanced=(("test_fraction", "seed", "max_rows", "explain_rows"),),
+    widgets={"kb": "radio", "n_bins": "slider", "knowledge": "text_area"},
+    steps={"test_fraction": 0.05},
+    choices={"label": lambda d, v: columns(d),
+             "positive_class": lambda d, v: (classes(d, v["label"]) if len(classes(d, v["label"])) > 2
+                                             else [None, *classes(d, v["label"])]),
+             "drop": lambda d, v: [c for c in columns(d) if c != v["label"]]},
+    labels={"positive_class": lambda v: "(default)" if v == NONE else v},
+    follow=label_defaults, follow_on=("label",),
+    disable_if={"max_k": lambda v: v["kb"] != "direct", "min_support": lambda v: v["kb"] != "direct",
+                "n_trees": lambda v: v["kb"] != "tree", "all_nodes": lambda v: v["kb"] != "tree",
+                "k_max": lambda v: not v["k_auto"]},
+    notes={"kb": kb_note})
+"""Where the classifier's settings go (the fields come from `PLKBSettings`)."""
+
+
 def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
-    table, default_label = ds.tabular, ds.label
-    columns = [str(c) for c in table.columns]
-    if st.session_state.get("plkb_label") not in columns:
-        st.session_state.pop("plkb_label", None)  # a choice made on another table
-    c = st.columns(4)
-    label = c[0].selectbox("Label column", columns, index=columns.index(default_label), key="plkb_label")
-    classes = sorted(table[label].dropna().astype(str).unique())
-    options = classes if len(classes) > 2 else ["(default)", *classes]  # several classes: no default
-    if st.session_state.get("plkb_pos") not in options:
-        st.session_state.pop("plkb_pos", None)
-    positive = c[1].selectbox("Positive class (one-vs-rest)", options, key="plkb_pos",
-                              index=None if len(classes) > 2 else 0, placeholder="choose the class to explain")
-    if positive is None:
-        st.info(f"Label **{label}** has {len(classes)} classes. The classifier explains one class against the "
-                "rest: choose which class to explain above (nothing is picked for you).")
-    choice = guarded(suggested_kb, table, label, tuple(identifier_columns(table, label)))
-    if choice is not None and st.session_state.get("plkb_kb_for") != (ds.fingerprint(), label):
-        st.session_state["plkb_kb"] = choice[0]  # default to the KB that suits the loaded data
-        st.session_state["plkb_kb_for"] = (ds.fingerprint(), label)
-    kb = c[2].radio("Knowledge base", ["tree", "direct"], horizontal=True, key="plkb_kb",
-                    help=None if choice is None else choice[1])
-    bins = c[3].slider("Bins for numeric columns", 2, 10, 4, key="plkb_bins")
-    c = st.columns(5)
-    max_k = c[0].number_input("Direct: max k", 1, 4, 2, key="plkb_maxk", disabled=kb != "direct")
-    support = c[1].number_input("Direct: min support", 1, 1000, 1, key="plkb_support", disabled=kb != "direct")
-    trees = c[2].number_input("Tree: trees (forest)", 1, 25, 1, key="plkb_trees", disabled=kb != "tree")
-    all_nodes = c[3].checkbox("Tree: clause per node", key="plkb_allnodes", disabled=kb != "tree")
-    k = c[4].number_input("k (features per explanation)", 1, 6, 2, key="plkb_k")
-    others = [x for x in columns if x != label]
-    if any(x not in others for x in st.session_state.get("plkb_drop", [])):
-        st.session_state.pop("plkb_drop", None)
-    drop = st.multiselect("Leave out these columns", others, default=identifier_columns(table, label),
-                          key="plkb_drop", help="Identifier-like columns are left out by default.")
-    if choice is not None:
-        st.caption(f"Suggested: {choice[1]}.")
-    knowledge = st.text_area("Domain knowledge (one clause per line, e.g. `0.9: POS | ~sex_female`)", "",
-                             key="plkb_knowledge", height=80)
-    if positive is None:
+    settings = form(REGISTRY[METHOD], ds, LAYOUT)
+    label = st.session_state.get(widget_key(METHOD, "label"))
+    if settings is not None and settings.positive_class is None and len(classes(ds, settings.label)) > 2:
+        st.info(f"Label **{label}** has {len(classes(ds, settings.label))} classes. The classifier explains one "
+                "class against the rest: choose which class to explain above (nothing is picked for you).")
         return None
-    return guarded(PLKBSettings, label=label, positive_class=None if positive == "(default)" else positive, kb=kb,
-                   max_k=int(max_k), min_support=int(support), all_nodes=bool(all_nodes), n_trees=int(trees),
-                   n_bins=int(bins), knowledge=knowledge, drop=tuple(drop), k=int(k))
+    return settings
 
 
 def show_row(run: Run, target: str) -> None:
