@@ -25,7 +25,7 @@ import streamlit as st
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from pages.common import guarded
+from ui.common import guarded
 from ui.state import form_store, keep, put
 from xcore.data import RelationalDataset
 from xcore.methods import MethodSpec, Settings

@@ -319,6 +319,6 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(LEGACY),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
-    page="pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
+    page="app_pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")

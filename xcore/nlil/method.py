@@ -578,5 +578,5 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
+    page="app_pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")

@@ -1,33 +1,24 @@
 """m-NLIL page: several lifted rules per label from graph-structured data, each with precision, recall,
-support and the examples it covers; the rule drawn as a graph pattern and the subgraph that fires it."""
+support and the examples it covers; the rule drawn as a graph pattern and the subgraph that fires it.
+
+A view: the form comes from `NLILSettings`, the layout from `ui.method_page`, every result from `xcore`."""
 
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, 
-    applicability_gate,
-    global_panel,
-    quality_panel,
-    derived,
-    explanation_panel,
-    metrics_row,
-    predictions_browser,
-    run_button,
-    run_downloads,
-    stale_notice,
-)
+from ui.common import guarded, set_dataset
+from ui.components import derived, explanation_panel
+from ui.forms import FormLayout, settings_form as form
+from ui.method_page import Tab, method_page
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
-from ui.forms import FormLayout, settings_form as form
 from xcore.methods import REGISTRY, Run
 from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads, is_knowledge_graph, planned_heads
 from xcore.nlil.rules import groundings
 from xcore.nlil.viz import pattern_figure
-from xcore.viz.common import styled
+from xcore.viz.nlil_figures import loss_curves_figure
 
 METHOD = "nlil"
 
@@ -101,10 +92,8 @@ def show_link_prediction(run: Run) -> None:
     st.dataframe(run.extras["link_prediction"].round(3), hide_index=True, width="stretch", key="nlil_lp_table")
     st.markdown("**Rules per relation** (argmax of each rule's attentions, with the product of those attentions)")
     st.dataframe(run.extras["path_rules"].round(4), hide_index=True, width="stretch", key="nlil_lp_rules")
-    fig = go.Figure()
-    fig.add_scatter(y=run.extras["loss_curve"], mode="lines+markers", name="loss")
-    fig.update_layout(xaxis_title="epoch", yaxis_title="-log share of the true object")
-    st.plotly_chart(styled(fig, "Training loss"), width="stretch", key="nlil_lp_loss")
+    st.plotly_chart(loss_curves_figure({"loss": run.extras["loss_curve"]}, "-log share of the true object",
+                                       mode="lines+markers"), width="stretch", key="nlil_lp_loss")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, fit {run.timings.get('fit', 0):.1f} s.")
 
 
@@ -195,56 +184,38 @@ def show_gcn(run: Run) -> None:
 
 def show_training(run: Run) -> None:
     """Loss per epoch of every cluster network, and Algorithm 1's rounds."""
-    fig = go.Figure()
-    for h, curves in run.extras["loss_curves"].items():
-        for c, curve in enumerate(curves):
-            fig.add_scatter(y=curve, mode="lines", name=f"{h} · cluster {c}")
-    fig.update_layout(xaxis_title="epoch (all rounds)", yaxis_title="binary cross-entropy")
-    st.plotly_chart(styled(fig, "Training loss"), width="stretch", key="nlil_loss")
+    curves = {f"{h} · cluster {c}": curve for h, per in run.extras["loss_curves"].items()
+              for c, curve in enumerate(per)}
+    st.plotly_chart(loss_curves_figure(curves, "binary cross-entropy", x_title="epoch (all rounds)"),
+                    width="stretch", key="nlil_loss")
     rows = [{"head": h, **r} for h, hist in run.extras["history"].items() for r in hist]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="nlil_history")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, whole fit {run.timings.get('fit', 0):.1f} s.")
 
 
-st.title("m-NLIL: several rules per label")
-st.caption("m-NLIL (*Inducing Multiple Interpretable Rules from Graph-Structured Data*) on Neural Logic Inductive "
-           "Learning (Yang & Song, ICLR 2020): differentiable rule learning with TensorLog operators, one network "
-           "per cluster of examples, rules read from the attentions and checked by executing them on the facts.")
-generator()
-ds = applicability_gate(METHOD, get_dataset())
-st.caption(f"Data: **{ds.name}** — {len(ds.schema)} predicates")
-settings = settings_form(ds)
-run = run_button(METHOD, ds, settings, label="Train", key="nlil_train")
-stale_notice(METHOD, ds, settings, run)
+def link_prediction(run: Run) -> bool:
+    return run.extras.get("eval") == "link-prediction"
 
-if run is not None and run.extras.get("eval") == "link-prediction":
-    metrics_row(run.metrics, ["mrr", "hits@1", "hits@3", "hits@10"])
-    tabs = st.tabs(["Link prediction", "Predictions", "Downloads"])
-    with tabs[0]:
-        show_link_prediction(run)
-    with tabs[1]:
-        st.dataframe(run.predictions, hide_index=True, width="stretch", key="nlil_lp_preds")
-    with tabs[2]:
-        run_downloads(run, key="nlil_dl")
-elif run is not None:
-    metrics_row(run.metrics, ["precision", "recall", "accuracy", "rules", "clusters_collapsed"])
-    tabs = st.tabs(["Rules", "Predictions & explanations", "Global view", "Model quality", "Training",
-                    "GCN explainer", "Downloads", "Verify"])
-    with tabs[0]:
-        show_rules(run)
-    with tabs[1]:
-        target = predictions_browser(run.predictions, key="nlil_pred")
-        if target is not None:
-            show_target(run, target)
-    with tabs[2]:
-        global_panel(run, key="nlil_global")
-    with tabs[3]:
-        quality_panel(run, key="nlil_quality")
-    with tabs[4]:
-        show_training(run)
-    with tabs[5]:
-        show_gcn(run)
-    with tabs[6]:
-        run_downloads(run, key="nlil_dl")
-    with tabs[-1]:
-        verify_panel(run, ds, key="nlil_verify")
+
+def tabs_of(run: Run) -> list[Tab]:
+    """m-NLIL's own tabs: link prediction's table and predictions, or the rules, training and GCN views."""
+    if link_prediction(run):
+        return [Tab("Link prediction", lambda ctx: show_link_prediction(ctx.run)),
+                Tab("Predictions", lambda ctx: st.dataframe(ctx.run.predictions, hide_index=True, width="stretch",
+                                                            key="nlil_lp_preds"))]
+    return [Tab("Rules", lambda ctx: show_rules(ctx.run)), Tab("Training", lambda ctx: show_training(ctx.run)),
+            Tab("GCN explainer", lambda ctx: show_gcn(ctx.run))]
+
+
+method_page(
+    REGISTRY[METHOD], tabs_of,
+    title="m-NLIL: several rules per label",
+    intro="m-NLIL (*Inducing Multiple Interpretable Rules from Graph-Structured Data*) on Neural Logic Inductive "
+          "Learning (Yang & Song, ICLR 2020): differentiable rule learning with TensorLog operators, one network per "
+          "cluster of examples, rules read from the attentions and checked by executing them on the facts.",
+    form=settings_form, run_label="Train", button_key="nlil_train",
+    explain=lambda ctx, target: show_target(ctx.run, target),
+    metrics=lambda run: (["mrr", "hits@1", "hits@3", "hits@10"] if link_prediction(run)
+                         else ["precision", "recall", "accuracy", "rules", "clusters_collapsed"]),
+    data_tools=generator, data_caption=lambda ds: f"Data: **{ds.name}** — {len(ds.schema)} predicates",
+    standard_views=lambda run: not link_prediction(run))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import cached_upload, dataset_source, get_dataset, guarded, set_dataset
+from ui.common import cached_upload, dataset_source, get_dataset, guarded, set_dataset
 from xcore.data import RelationalDataset
 from xcore.data.samples import list_samples, load_sample
 from xcore.viz import predicate_graph_figure, value_histogram_figure

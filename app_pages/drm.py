@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, metrics_row,
-                              quality_panel, predictions_browser,
-                              run_button, run_downloads, stale_notice)
-from xcore.data import RelationalDataset
+from ui.common import guarded, set_dataset
+from ui.components import derived, explanation_panel
+from ui.method_page import PageContext, Tab, method_page
 from ui.forms import FormLayout, settings_form as form
-from xcore.drm.method import DRMSettings, FidelityExplainer, fold_count
+from xcore.data import RelationalDataset
+from xcore.drm.method import DRMSettings, FidelityExplainer, fold_count, neighbourhood_rows, network_tables
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.trains import generate_trains
 from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
 from xcore.methods import REGISTRY, Run
+from xcore.viz.drm_figures import fold_loss_figure, neighbourhood_figure, neighbourhood_frame
 
 METHOD = "drm"
 
@@ -71,28 +70,6 @@ def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
                      width="stretch")
 
 
-def neighbourhood_figure(run: Run, loc) -> None:
-    """The neighbours and the instance projected to 2-D (PCA of feature vectors), coloured by prediction."""
-    model = run.model
-    idx = np.concatenate([[loc.index], loc.neighbourhood.members]).astype(int)
-    X = model.X_[idx].astype(float)
-    Xc = X - X.mean(axis=0)
-    if len(idx) > 1 and np.abs(Xc).sum() > 0:
-        u, s, _ = np.linalg.svd(Xc, full_matrices=False)
-        xy = u[:, :2] * s[:2]
-        if xy.shape[1] == 1:
-            xy = np.hstack([xy, np.zeros((len(xy), 1))])
-    else:
-        xy = np.zeros((len(idx), 2))
-    k = int(model.folds_[loc.index])
-    frame = pd.DataFrame({"x": xy[:, 0], "y": xy[:, 1], "example": [model.target_of(i) for i in idx],
-                          "predicted class": [str(int(model.fold_predictions_[k, i])) for i in idx],
-                          "role": ["instance"] + ["neighbour"] * (len(idx) - 1)})
-    fig = px.scatter(frame, x="x", y="y", color="predicted class", symbol="role", hover_name="example",
-                     title=f"Neighbourhood (Hamming ≤ {loc.radius}): {len(idx) - 1} training instances")
-    st.plotly_chart(fig, width="stretch", key="drm_nb_fig")
-
-
 def show_target(run: Run, target: str) -> None:
     """The selected prediction: neighbourhood, maximal-fidelity clauses under editable relevance, structure."""
     model = run.model
@@ -114,7 +91,8 @@ def show_target(run: Run, target: str) -> None:
                    "one, so every clause would agree with the network on the instance alone. Raise the number "
                    "of neighbours or the radius.")
         return
-    neighbourhood_figure(run, loc)
+    frame = neighbourhood_frame(*neighbourhood_rows(model, loc))
+    st.plotly_chart(neighbourhood_figure(frame, loc.radius), width="stretch", key="drm_nb_fig")
     exp = FidelityExplainer().one(model, target, loc, relevance)
     if loc.relevance_changes_choice:
         st.success("Relevance changes the choice: the first clause is preferred over the first one by fidelity "
@@ -156,24 +134,11 @@ def show_features(run: Run) -> None:
 
 
 def show_network(run: Run) -> None:
-    rows, curves = [], []
-    for k, net in enumerate(run.model.nets_):
-        rows.append({"fold": k + 1, "hidden": str(net.hidden), "learning rate": net.lr,
-                     "weight decay": net.weight_decay, "epochs": net.epochs,
-                     "validation-time training loss": round(net.target_loss, 4),
-                     "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None})
-        curves += [{"fold": str(k + 1), "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_nets")
-    fig = px.line(pd.DataFrame(curves), x="epoch", y="training loss", color="fold",
-                  title="Training loss of each fold's network (retrained on all its training data until it "
-                        "reaches the validation-time loss)")
-    st.plotly_chart(fig, width="stretch", key="drm_loss")
+    nets, curves = network_tables(run.model)
+    st.dataframe(nets, hide_index=True, width="stretch", key="drm_nets")
+    st.plotly_chart(fold_loss_figure(curves), width="stretch", key="drm_loss")
 
 
-st.title("Deep relational machine")
-st.caption("Srinivasan, Vig & Bain, *Logical Explanations for Deep Relational Machines Using Relevance "
-           "Information*: random first-order features from a mode language, a neural network on them, and "
-           "local logical explanations chosen by fidelity, then relevance.")
 def other_data() -> None:
     """Bundled Mutagenesis 188 (with its folds) and random trains with a planted rule."""
     with st.expander("Other data: Mutagenesis 188 (bundled) or random trains with a hidden rule"):
@@ -192,39 +157,29 @@ def other_data() -> None:
                 st.rerun()
 
 
-other_data()
-ds = applicability_gate(METHOD, get_dataset())
-st.caption(f"Data: **{ds.name}**")
-settings = settings_form(ds)
-show_language(ds, settings)
-run = run_button(METHOD, ds, settings, label="Draw features and train", key="drm_train")
-stale_notice(METHOD, ds, settings, run)
-
-if run is not None:
-    metrics_row(run.metrics, ["accuracy", "linear_accuracy", "mean_fidelity", "mean_neighbours",
-                              "fidelity_undefined", "relevance_changes_choice"])
+def run_caption(ctx: PageContext) -> None:
+    run = ctx.run
     st.caption(f"{len(run.model.features_):,} features, {int(run.metrics['folds'])}-fold cross-validation "
                f"(accuracy of out-of-fold predictions; linear accuracy: L2 logistic regression on the same "
                f"features and folds); fidelity, neighbourhood size and relevance over the first "
                f"{len(run.explanations['drm:fidelity'])} explained predictions (neighbourhoods widened from "
                f"Hamming {run.settings.hamming} until {run.settings.min_neighbours} training instances).")
-    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Features", "Network",
-                    "Downloads", "Verify"])
-    with tabs[0]:
-        target = predictions_browser(run.predictions, key="drm_pred")
-        if target is not None:
-            show_target(run, target)
-    with tabs[1]:
-        global_panel(run, key="drm_global")
-    with tabs[2]:
-        quality_panel(run, key="drm_quality")
-    with tabs[3]:
-        show_features(run)
-    with tabs[4]:
-        show_network(run)
-    with tabs[5]:
-        run_downloads(run, key="drm_dl")
-        st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in run.model.features_),
-                           "drm_features.pl", key="drm_dl_feats")
-    with tabs[-1]:
-        verify_panel(run, ds, key="drm_verify")
+
+
+def features_download(ctx: PageContext) -> None:
+    st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in ctx.run.model.features_),
+                       "drm_features.pl", key="drm_dl_feats")
+
+
+method_page(
+    REGISTRY[METHOD], [Tab("Features", lambda ctx: show_features(ctx.run)), Tab("Network", lambda ctx: show_network(ctx.run))],
+    title="Deep relational machine",
+    intro="Srinivasan, Vig & Bain, *Logical Explanations for Deep Relational Machines Using Relevance Information*: "
+          "random first-order features from a mode language, a neural network on them, and local logical "
+          "explanations chosen by fidelity, then relevance.",
+    form=settings_form, run_label="Draw features and train", button_key="drm_train",
+    explain=lambda ctx, target: show_target(ctx.run, target),
+    metrics=["accuracy", "linear_accuracy", "mean_fidelity", "mean_neighbours", "fidelity_undefined",
+             "relevance_changes_choice"],
+    data_tools=other_data, data_caption=lambda ds: f"Data: **{ds.name}**", before_run=show_language,
+    summary=run_caption, downloads=features_download)

@@ -1,15 +1,17 @@
-"""Probabilistic-logic classifier page: a KB of probabilistic clauses, LP inference, decisive features."""
+"""Probabilistic-logic classifier page: a KB of probabilistic clauses, LP inference, decisive features.
+
+A view: the form comes from `PLKBSettings`, the layout from `ui.method_page`, every result from `xcore`."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
-                              progress_bar, run_button, run_downloads, stale_notice)
-from xcore.data import RelationalDataset
+from ui.common import guarded, set_dataset
+from ui.components import PLOT_CONFIG, derived, explanation_panel, progress_bar
+from ui.method_page import PageContext, Tab, method_page
 from ui.forms import NONE, FormLayout, settings_form as form, widget_key
+from xcore.data import RelationalDataset
 from xcore.methods import REGISTRY, Run
 from xcore.plkb.experiments import (compare_baselines, knowledge_curve, random_pollution_curve, shap_agreement_by_k,
                                     suggest_kb)
@@ -217,41 +219,28 @@ def suggested_kb(table: pd.DataFrame, label: str, drop: tuple[str, ...]) -> tupl
     return suggest_kb(table.drop(columns=list(drop), errors="ignore"), label)
 
 
-st.title("Probabilistic-logic classifier")
-st.caption("Fan, Liu & Henderson, *Explainable AI for Classification using Probabilistic Logic Inference*: "
-           "a KB of probabilistic clauses, inference by linear programming, the k most decisive features.")
-generator()
-ds = applicability_gate(METHOD, get_dataset())
-st.caption(f"Data: **{ds.name}** ({len(ds.tabular):,} rows)")
-settings = settings_form(ds)
-run = run_button(METHOD, ds, settings, label="Train", key="plkb_train")
-stale_notice(METHOD, ds, settings, run)
+def kb_tab(ctx: PageContext) -> None:
+    clf = ctx.run.model.classifier_
+    kb = clf.kb_summary()
+    st.caption(f"{kb.get('clauses', len(ctx.run.summary.items)):,} clauses; positive class {clf.positive_class_!r}.")
+    st.dataframe(clf.kb_.to_frame(), hide_index=True, width="stretch", height=400)
+    if ctx.run.summary is not None and ctx.run.summary.items:
+        st.plotly_chart(ranked_bar_figure(ctx.run.summary, k=15, title="Clauses by probability"), width="stretch")
 
-if run is not None:
-    metrics_row(run.metrics, ["accuracy", "f1", "precision", "recall", "roc_auc"])
-    tabs = st.tabs(["Predictions & explanations", "What-if", "Global view", "Model quality", "Knowledge base",
-                    "Experiments", "Downloads", "Verify"])
-    with tabs[0]:
-        target = predictions_browser(run.predictions, key="plkb_pred")
-        if target is not None:
-            show_row(run, target)
-    with tabs[1]:
-        what_if(run, target)
-    with tabs[2]:
-        global_panel(run, key="plkb_global")
-    with tabs[3]:
-        quality_panel(run, key="plkb_quality", positive=str(run.model.classifier_.classes_[1]))
-    with tabs[4]:
-        kb = run.model.classifier_.kb_summary()
-        st.caption(f"{kb.get('clauses', len(run.summary.items)):,} clauses; positive class "
-                   f"{run.model.classifier_.positive_class_!r}.")
-        st.dataframe(run.model.classifier_.kb_.to_frame(), hide_index=True, width="stretch", height=400)
-        if run.summary is not None and run.summary.items:
-            st.plotly_chart(ranked_bar_figure(run.summary, k=15, title="Clauses by probability"), width="stretch")
-    with tabs[5]:
-        show_experiments(run)
-    with tabs[6]:
-        run_downloads(run, key="plkb_dl")
-        st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
-    with tabs[-1]:
-        verify_panel(run, ds, key="plkb_verify")
+
+def kb_download(ctx: PageContext) -> None:
+    st.download_button("Knowledge base (text)", ctx.run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
+
+
+method_page(
+    REGISTRY[METHOD],
+    [Tab("What-if", lambda ctx: what_if(ctx.run, ctx.target)), Tab("Knowledge base", kb_tab),
+     Tab("Experiments", lambda ctx: show_experiments(ctx.run))],
+    title="Probabilistic-logic classifier",
+    intro="Fan, Liu & Henderson, *Explainable AI for Classification using Probabilistic Logic Inference*: a KB of "
+          "probabilistic clauses, inference by linear programming, the k most decisive features.",
+    form=settings_form, run_label="Train", button_key="plkb_train",
+    explain=lambda ctx, target: show_row(ctx.run, target),
+    metrics=["accuracy", "f1", "precision", "recall", "roc_auc"], data_tools=generator,
+    data_caption=lambda ds: f"Data: **{ds.name}** ({len(ds.tabular):,} rows)", downloads=kb_download,
+    quality_positive=lambda run: str(run.model.classifier_.classes_[1]))

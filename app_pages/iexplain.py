@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import get_dataset, guarded
-from xcore.explain.render import prediction_text
-from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
-                              progress_bar, run_button, run_downloads, stale_notice)
-from xcore.data.dataset import RelationalDataset
+from ui.common import guarded
+from ui.components import derived, explanation_panel, predictions_browser, progress_bar
 from ui.forms import FormLayout, settings_form as form, widget_key
+from ui.method_page import PageContext, Tab, method_page
+from xcore.explain.render import prediction_text
+from xcore.data.dataset import RelationalDataset
 from xcore.methods import REGISTRY, Run
 from xcore.mln.method import (EXACT_LIMIT, LEGACY, MLNSettings, any_arity_query, declared_query, default_explainers,
                               explainer_choices, n_query_atoms, text_setting)
@@ -137,16 +137,16 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
                         width="stretch", key=f"{key}_graph")
 
 
-def explanations_tab(run: Run) -> None:
+def explanations_tab(run: Run) -> str | None:
     inference_diagnostics(run)
     target = predictions_browser(run.predictions, key="mln_pred", height=240)
     if target is None:
-        return
+        return None
     st.session_state["mln_selected"] = target
     names = list(run.explanations)
     if not names:
         st.info("No explainer applies to this data.")
-        return
+        return target
     c = st.columns(2)
     left = c[0].selectbox("Left", names, 0, format_func=LEGACY.get, key="mln_left")
     right = c[1].selectbox("Right", names, min(1, len(names) - 1), format_func=LEGACY.get, key="mln_right")
@@ -158,6 +158,7 @@ def explanations_tab(run: Run) -> None:
     with st.expander(f"{LEGACY[left]}: every formula of this query, ranked"):
         if target in run.explanations[left]:
             explanation_panel(run.explanations[left][target], key="mln_full", k=max(k, 10))
+    return target
 
 
 # ---------------------------------------------------------------------- model tab
@@ -249,43 +250,36 @@ def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation
 
 
 # ---------------------------------------------------------------------- page
-st.title("Markov logic — I-Explain")
-st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for Probabilistic Inference in "
-           "Markov Logic* (2021). A query is explained by the ground formulas that raise its probability most "
-           "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
-           "similar objects merged by weighted rank aggregation (I-Explain).")
-ds = applicability_gate(METHOD, get_dataset())
-settings = settings_form(ds)
-target = settings.target if settings is not None else st.session_state.get(widget_key(METHOD, "target"))
-setting = guarded(text_setting, ds, target)
-annotation = annotation_upload(ds)
-rules = rules_editor(ds, setting)
-if not rules.strip():
-    st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
-    settings = None
-elif settings is not None:
-    settings = guarded(settings.replace, rules=rules)
-run = run_button(METHOD, ds, settings, label="Infer and explain every query", key="mln_run")
-stale_notice(METHOD, ds, settings, run)
+def form_with_rules(ds: RelationalDataset) -> MLNSettings | None:
+    """The generated settings, the sidebar's annotation upload, then the rules editor (its text is the
+    settings' `rules`)."""
+    settings = settings_form(ds)
+    target = settings.target if settings is not None else st.session_state.get(widget_key(METHOD, "target"))
+    setting = guarded(text_setting, ds, target)
+    DRAWN["annotation"] = annotation_upload(ds)
+    rules = rules_editor(ds, setting)
+    if not rules.strip():
+        st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
+        return None
+    return None if settings is None else guarded(settings.replace, rules=rules)
 
-if run is not None:
-    metrics_row(run.metrics)
-    st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
-    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Coalitions", "Evaluation",
-                    "Downloads", "Verify"])
-    with tabs[0]:
-        explanations_tab(run)
-    with tabs[1]:
-        global_panel(run, key="mln_global")
-    with tabs[2]:
-        quality_panel(run, key="mln_quality")
-    with tabs[3]:
-        model_tab(run)
-    with tabs[4]:
-        coalitions_tab(run)
-    with tabs[5]:
-        evaluation_tab(ds, run, annotation)
-    with tabs[6]:
-        run_downloads(run, key="mln_dl")
-    with tabs[-1]:
-        verify_panel(run, ds, key="mln_verify")
+
+def time_caption(ctx: PageContext) -> None:
+    st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s"
+                                    for k, v in ctx.run.timings.items()))
+
+
+DRAWN: dict = {}
+"""What this pass's form drew that a tab reads (the annotation)."""
+
+method_page(
+    REGISTRY[METHOD],
+    [Tab("Model", lambda ctx: model_tab(ctx.run)), Tab("Coalitions", lambda ctx: coalitions_tab(ctx.run)),
+     Tab("Evaluation", lambda ctx: evaluation_tab(ctx.dataset, ctx.run, DRAWN.get("annotation")))],
+    title="Markov logic — I-Explain",
+    intro="Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for Probabilistic Inference in Markov "
+          "Logic* (2021). A query is explained by the ground formulas that raise its probability most (importance "
+          "I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of similar objects "
+          "merged by weighted rank aggregation (I-Explain).",
+    form=form_with_rules, run_label="Infer and explain every query", button_key="mln_run",
+    predictions_tab=lambda ctx: explanations_tab(ctx.run), summary=time_caption)

@@ -1,24 +1,25 @@
-"""ESMS page: learn an explainable PSL model, browse predictions, see their ground-rule explanations."""
+"""ESMS page: learn an explainable PSL model, browse predictions, see their ground-rule explanations.
+
+A view: the form comes from `ESMSSettings`, the layout from `ui.method_page`, every result from `xcore`."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
-                              progress_bar, remember_run, run_button, run_downloads, stale_notice)
+from ui.common import guarded, set_dataset
+from ui.components import derived, explanation_panel, progress_bar, remember_run
+from ui.method_page import PageContext, Tab, method_page, run_on_next_pass
 from ui.forms import FormLayout, set_form, settings_form as form
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.methods import REGISTRY, Run, run_key
-from xcore.psl.method import GROUND_RULES, SPEC, esms_targets, reinfer, target_defaults
+from xcore.psl.method import GROUND_RULES, esms_targets, reinfer, target_defaults
 from xcore.psl.stability import relational_stability
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
 from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, split_sizes, sweep, too_few_labels
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
-DEMO_FLAG = "esms_demo_pending"
 WEIGHT_WORDS = {"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL", "per_rule": "PPLL per rule (paper)"}
 
 
@@ -48,13 +49,13 @@ def form_layout(ds: RelationalDataset) -> FormLayout:
 
 def apply_demo() -> None:
     """The demo: the LastFM sample and the demo settings written into the form, run on the next pass."""
-    demo = guarded(load_sample, SPEC.sample)
+    demo = guarded(load_sample, REGISTRY[METHOD].sample)
     if demo is None:
         return
-    set_dataset(demo, f"sample: {sample_info(SPEC.sample).title}")
+    set_dataset(demo, f"sample: {sample_info(REGISTRY[METHOD].sample).title}")
     set_form(REGISTRY[METHOD], DEMO_SETTINGS.replace(
         explainable=tuple(p.name for p in demo.predicates if p.explainable)))
-    st.session_state[DEMO_FLAG] = True
+    run_on_next_pass(METHOD)
     st.rerun()
 
 
@@ -150,44 +151,31 @@ def show_stability(run: Run) -> None:
             st.dataframe(rep.changes, hide_index=True, width="stretch")
 
 
-st.title("ESMS — explainable PSL models")
-st.caption("Embar, Srinivasan & Getoor, *Learning Explainable Templated Graphical Models* (UAI 2022): "
-           "rules from meta-templates, PPLL weights, an explainability bias γ; each prediction is "
-           "explained by its ground rules ranked by |w·∂φ/∂y|.")
-if st.button("Demo (LastFM sample, small search)", key="esms_demo"):
-    apply_demo()
-ds = applicability_gate(METHOD, get_dataset())
-settings = settings_form(ds)
-split_notice(ds, settings)
-run = run_button(METHOD, ds, settings, label="Run search", key="esms_run_btn",
-                 force=bool(st.session_state.pop(DEMO_FLAG, False)))
-stale_notice(METHOD, ds, settings, run)
+def demo_button() -> None:
+    if st.button("Demo (LastFM sample, small search)", key="esms_demo"):
+        apply_demo()
 
-if run is not None:
-    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Search", "γ sweep",
-                    "Stability", "Downloads", "Verify"])
-    with tabs[0]:
-        metrics_row(run.metrics, ["mse", "mae", "mep@1", "mep@2", "mep@3"])
-        st.caption(f"Splits: {run.metrics.get('n_train', 0):,.0f} training, {run.metrics.get('n_valid', 0):,.0f} "
-                   f"validation and {run.metrics.get('n_test', 0):,.0f} test atoms of {run.settings.target}.")
-        target = predictions_browser(run.predictions, key="esms_pred")
-        if target is not None:
-            explanation_panel(run.explanation(GROUND_RULES, target), key="esms_exp")
-    with tabs[1]:
-        global_panel(run, key="esms_global")
-    with tabs[2]:
-        quality_panel(run, key="esms_quality")
-    with tabs[3]:
-        show_model(ds, run)
-    with tabs[4]:
-        show_search(run)
-    with tabs[5]:
-        show_sweep(ds, run)
-    with tabs[6]:
-        show_stability(run)
-    with tabs[7]:
-        run_downloads(run, key="esms_dl")
-        st.download_button("Model (PSL rules)", run.extras["esms"].model.to_text(), "esms_model.psl",
-                           key="esms_dl_model")
-    with tabs[-1]:
-        verify_panel(run, ds, key="esms_verify")
+
+def split_caption(ctx: PageContext) -> None:
+    m = ctx.run.metrics
+    st.caption(f"Splits: {m.get('n_train', 0):,.0f} training, {m.get('n_valid', 0):,.0f} validation and "
+               f"{m.get('n_test', 0):,.0f} test atoms of {ctx.run.settings.target}.")
+
+
+def model_download(ctx: PageContext) -> None:
+    st.download_button("Model (PSL rules)", ctx.run.extras["esms"].model.to_text(), "esms_model.psl",
+                       key="esms_dl_model")
+
+
+method_page(
+    REGISTRY[METHOD],
+    [Tab("Model", lambda ctx: show_model(ctx.dataset, ctx.run)), Tab("Search", lambda ctx: show_search(ctx.run)),
+     Tab("γ sweep", lambda ctx: show_sweep(ctx.dataset, ctx.run)), Tab("Stability", lambda ctx: show_stability(ctx.run))],
+    title="ESMS — explainable PSL models",
+    intro="Embar, Srinivasan & Getoor, *Learning Explainable Templated Graphical Models* (UAI 2022): rules from "
+          "meta-templates, PPLL weights, an explainability bias γ; each prediction is explained by its ground rules "
+          "ranked by |w·∂φ/∂y|.",
+    form=settings_form, run_label="Run search", button_key="esms_run_btn",
+    explain=lambda ctx, target: explanation_panel(ctx.run.explanation(GROUND_RULES, target), key="esms_exp"),
+    metrics=["mse", "mae", "mep@1", "mep@2", "mep@3"], data_tools=demo_button, before_run=split_notice,
+    summary=split_caption, downloads=model_download)
