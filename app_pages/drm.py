@@ -3,7 +3,6 @@ explanations chosen by fidelity and relevance (Srinivasan, Vig & Bain)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -12,7 +11,8 @@ from ui.components import derived, explanation_panel
 from ui.method_page import PageContext, Tab, method_page
 from ui.forms import FormLayout, settings_form as form
 from xcore.data import RelationalDataset
-from xcore.drm.method import DRMSettings, FidelityExplainer, fold_count, neighbourhood_rows, network_tables
+from xcore.drm.method import (DRMSettings, FidelityExplainer, feature_table, fold_count, neighbourhood_rows,
+                              network_tables)
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.trains import generate_trains
 from xcore.drm.problem import build_problem, language_limits
@@ -121,11 +121,7 @@ def show_target(run: Run, target: str) -> None:
 
 def show_features(run: Run) -> None:
     model = run.model
-    cov = model.X_.mean(axis=0)
-    frame = pd.DataFrame({"feature": [f.name for f in model.features_],
-                          "definition": [f.definition() for f in model.features_],
-                          "coverage": np.round(cov, 4), "literals": [len(f.clause.body) for f in model.features_],
-                          "relevance": [it.extras["relevance"] for it in run.summary.items]})
+    frame = feature_table(model, [it.extras["relevance"] for it in run.summary.items])
     query = st.text_input("Filter features", "", key="drm_feat_filter", placeholder="e.g. closed")
     if query:
         frame = frame[frame["definition"].str.contains(query, regex=False)]

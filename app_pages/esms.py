@@ -7,12 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import guarded, set_dataset
-from ui.components import derived, explanation_panel, progress_bar, remember_run
+from ui.components import derived, explanation_panel, kept_result, progress_bar, replace_run
 from ui.method_page import PageContext, Tab, method_page, run_on_next_pass
 from ui.forms import FormLayout, set_form, settings_form as form
+from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
-from xcore.methods import REGISTRY, Run, run_key
+from xcore.methods import REGISTRY, Run
 from xcore.psl.method import GROUND_RULES, esms_targets, reinfer, target_defaults
 from xcore.psl.stability import relational_stability
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
@@ -92,12 +93,15 @@ def show_model(ds: RelationalDataset, run: Run) -> None:
     if "edited_from" in run.extras:
         st.info("Showing hand-edited rules. Press **Run search** again to return to the searched model.")
     st.dataframe(esms.model.rules_frame(), hide_index=True, width="stretch")
-    text = st.text_area("Edit the rules (PSL syntax; weight 0 = learn it by PPLL), then re-infer",
-                        esms.model.to_text(), height=220, key="esms_rules_text")
+    shown = esms.model.to_text()
+    reset_on("esms_rules_text", shown, shown)  # another run (other data, the demo): its rules, not the old text
+    text = st.text_area("Edit the rules (PSL syntax; weight 0 = learn it by PPLL), then re-infer", height=220,
+                        key="esms_rules_text")
+    keep("esms_rules_text")
     if st.button("Re-infer with these rules", key="esms_reinfer"):
         new = guarded(reinfer, run, text)
         if new is not None:
-            remember_run(new, run_key(METHOD, ds, run.settings))
+            replace_run(new, ds)
             st.rerun()
 
 
@@ -114,18 +118,13 @@ def show_search(run: Run) -> None:
 
 def show_sweep(ds: RelationalDataset, run: Run) -> None:
     grid_text = st.text_input("γ grid", "0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1", key="esms_grid")
-    frame = None
+    grid = guarded(as_float_grid, grid_text)
+    if grid is None:
+        return
     if st.button("Run γ sweep", key="esms_sweep"):
-        grid = guarded(as_float_grid, grid_text)
-        if grid is not None:
-            report = progress_bar("γ sweep")
-            frame = derived(run, "sweep", tuple(grid), lambda: sweep(ds, run.settings, grid, progress=report),
-                            "The γ sweep")
-            if frame is not None:
-                st.session_state["esms_sweep_of"] = (run_key(METHOD, ds, run.settings), tuple(grid))
-    of = st.session_state.get("esms_sweep_of")
-    if frame is None and of is not None and of[0] == run_key(METHOD, ds, run.settings):
-        frame = run.extras.get("derived", {}).get(("sweep", of[1]))
+        report = progress_bar("γ sweep")
+        derived(run, "sweep", tuple(grid), lambda: sweep(ds, run.settings, grid, progress=report), "The γ sweep")
+    frame = kept_result(run, "sweep", tuple(grid))  # this grid's sweep of this run, once computed
     if frame is None:
         st.caption("Runs the search once per γ (PPLL weights are shared, so later γ are faster).")
         return

@@ -7,9 +7,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common import guarded
-from ui.components import derived, explanation_panel, predictions_browser, progress_bar
+from ui.components import derived, explanation_panel, kept_result, predictions_browser, progress_bar
 from ui.forms import FormLayout, settings_form as form, widget_key
 from ui.method_page import PageContext, Tab, method_page
+from ui.state import SCOPES, keep, put, reset_on
 from xcore.explain.render import prediction_text
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import REGISTRY, Run
@@ -27,14 +28,18 @@ PART_TITLES = {"word": "Top word formulas", "relational": "Top relational formul
 
 # ---------------------------------------------------------------------- settings
 def rules_editor(ds: RelationalDataset, setting: TextSetting | None) -> str:
-    """The rules text, reset to the data's starting rules whenever the data changes."""
+    """The rules text, reset to the data's starting rules whenever the data changes; edits are kept across
+    navigation."""
     if "mln_rules_next" in st.session_state:  # learned weights replace the editor's text before it is drawn
-        st.session_state["mln_rules"] = st.session_state.pop("mln_rules_next")
-    if st.session_state.get("mln_rules_for") != ds.fingerprint():
-        st.session_state["mln_rules"] = guarded(starting_rules, ds, setting) or ""
-        st.session_state["mln_rules_for"] = ds.fingerprint()
-    return st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
+        put("mln_rules", st.session_state.pop("mln_rules_next"))
+    fingerprint = ds.fingerprint()
+    if st.session_state.get(SCOPES, {}).get("mln_rules") != fingerprint:
+        reset_on("mln_rules", fingerprint, guarded(starting_rules, ds, setting) or "")
+    keep("mln_rules", "")
+    text = st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
                         height=180, key="mln_rules")
+    keep("mln_rules")
+    return text
 
 
 def query_candidates(ds: RelationalDataset) -> list[str]:
@@ -232,7 +237,7 @@ def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation
     Cs = c[0].multiselect("C values", [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0], [0.1, 0.2, 0.5], key="mln_Cs")
     Ss = c[1].multiselect("S values", [0.1, 0.25, 0.5, 0.75, 1.0], [0.25, 0.5, 1.0], key="mln_Ss")
     grid = (tuple(sorted(Cs)), tuple(sorted(Ss)))
-    frame = run.extras.get("derived", {}).get(("sweep", grid))
+    frame = kept_result(run, "sweep", grid)
     if st.button("Run the sweep", key="mln_sweep_run"):
         report = progress_bar("I-Explain over the grid")
         frame = derived(run, "sweep", grid, lambda: sweep_coalitions(

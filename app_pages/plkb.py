@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.common import guarded, set_dataset
-from ui.components import PLOT_CONFIG, derived, explanation_panel, progress_bar
+from ui.components import PLOT_CONFIG, derived, explanation_panel, kept_result, progress_bar
 from ui.method_page import PageContext, Tab, method_page
 from ui.forms import NONE, FormLayout, settings_form as form, widget_key
 from xcore.data import RelationalDataset
@@ -168,7 +168,7 @@ def show_experiments(run: Run) -> None:
     if st.button("Compare with CART, random forest, SVM and MLP", key="plkb_baselines"):
         derived(run, "baselines", (), lambda: compare_baselines(p.clf, p.X_train, p.y_train, p.X_test, p.y_test),
                 "The baseline comparison")
-    frame = run.extras.get("derived", {}).get(("baselines", ()))
+    frame = kept_result(run, "baselines", ())
     if frame is not None:
         st.dataframe(frame, hide_index=True, width="stretch", key="plkb_baselines_table")
 
@@ -180,7 +180,7 @@ def show_experiments(run: Run) -> None:
         report = progress_bar("explaining rows by both methods")
         derived(run, "agreement", (int(rows),), lambda: shap_agreement_by_k(
             p.clf, p.X_train, p.y_train, p.X_test.head(int(rows)), progress=report), "The SHAP comparison")
-    found = run.extras.get("derived", {}).get(("agreement", (int(rows),)))
+    found = kept_result(run, "agreement", (int(rows),))
     if found is not None:
         agreement, frequency = found
         left, right = st.columns(2)
@@ -206,7 +206,7 @@ def show_experiments(run: Run) -> None:
             return out
 
         derived(run, "curves", (), curves, "The knowledge and pollution curves")
-    found = run.extras.get("derived", {}).get(("curves", ()))
+    found = kept_result(run, "curves", ())
     if found is not None:
         st.plotly_chart(kb_curve_figure(found), width="stretch", key="plkb_curves_fig", config=PLOT_CONFIG)
         st.dataframe(pd.concat(found, names=["curve"]).reset_index(level=0), hide_index=True, width="stretch",

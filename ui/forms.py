@@ -200,7 +200,7 @@ def draw(container: Any, method: str, name: str, info: FieldInfo, layout: FormLa
     disabled = bool(layout.disable_if.get(name, lambda v: False)(values))
     how = layout.widgets.get(name)
     show = layout.labels.get(name)
-    fmt = (lambda v: v if v == NONE else show(v)) if show else str
+    fmt = (lambda v: str(v if show(v) is None else show(v))) if show else str
     common = dict(key=key, help=help_text, disabled=disabled)
     if options is not None and is_str_tuple(kind):
         return container.multiselect(label, options, format_func=fmt, **common)

@@ -13,6 +13,7 @@ import streamlit as st
 
 KEPT = "_kept_widgets"
 FORMS = "_forms"
+SCOPES = "_widget_scopes"
 _MISSING = object()
 
 
@@ -44,3 +45,14 @@ def form_store(method: str) -> dict[str, Any]:
     """A method form's bookkeeping in this session (not widget values)."""
     forms: dict[str, dict[str, Any]] = st.session_state.setdefault(FORMS, {})
     return forms.setdefault(method, {})
+
+
+def reset_on(key: str, scope: Any, value: Any) -> None:
+    """Before drawing a widget that shows something of a run or a dataset (a rule editor): set it to `value`
+    whenever `scope` (what it shows) changes, else keep the user's edits, across navigation too."""
+    scopes: dict[str, Any] = st.session_state.setdefault(SCOPES, {})
+    if scopes.get(key) != scope:
+        put(key, value)
+        scopes[key] = scope
+    else:
+        keep(key, value)

@@ -499,3 +499,12 @@ def network_tables(model: DRMEstimator) -> tuple[pd.DataFrame, pd.DataFrame]:
                      "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None})
         curves += [{"fold": str(k + 1), "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
     return pd.DataFrame(rows), pd.DataFrame(curves, columns=["fold", "epoch", "training loss"])
+
+
+def feature_table(model: DRMEstimator, relevance: list[str]) -> pd.DataFrame:
+    """One row per drawn feature: name, Prolog definition, coverage (share of all examples it holds for),
+    body literals and the relevance of its predicates (from the run's summary)."""
+    feats = model.features_
+    return pd.DataFrame({"feature": [f.name for f in feats], "definition": [f.definition() for f in feats],
+                         "coverage": np.round(model.X_.mean(axis=0), 4), "literals": [len(f.clause.body) for f in feats],
+                         "relevance": relevance})
