@@ -168,7 +168,8 @@ def features_download(ctx: PageContext) -> None:
 
 
 method_page(
-    REGISTRY[METHOD], [Tab("Features", lambda ctx: show_features(ctx.run)), Tab("Network", lambda ctx: show_network(ctx.run))],
+    REGISTRY[METHOD],
+    [Tab("Features", lambda ctx: show_features(ctx.run)), Tab("Network", lambda ctx: show_network(ctx.run))],
     title="Deep relational machine",
     intro="Srinivasan, Vig & Bain, *Logical Explanations for Deep Relational Machines Using Relevance Information*: "
           "random first-order features from a mode language, a neural network on them, and local logical "

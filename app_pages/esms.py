@@ -17,11 +17,13 @@ from xcore.methods import REGISTRY, Run
 from xcore.psl.method import GROUND_RULES, esms_targets, reinfer, target_defaults
 from xcore.psl.stability import relational_stability
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
-from xcore.psl.workflow import DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, split_sizes, sweep, too_few_labels
+from xcore.psl.workflow import (DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, split_sizes, sweep,
+                                too_few_labels)
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
-WEIGHT_WORDS = {"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL", "per_rule": "PPLL per rule (paper)"}
+WEIGHT_WORDS = {"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL",
+                "per_rule": "PPLL per rule (paper)"}
 
 
 def names(ds: RelationalDataset) -> list[str]:
@@ -169,7 +171,8 @@ def model_download(ctx: PageContext) -> None:
 method_page(
     REGISTRY[METHOD],
     [Tab("Model", lambda ctx: show_model(ctx.dataset, ctx.run)), Tab("Search", lambda ctx: show_search(ctx.run)),
-     Tab("γ sweep", lambda ctx: show_sweep(ctx.dataset, ctx.run)), Tab("Stability", lambda ctx: show_stability(ctx.run))],
+     Tab("γ sweep", lambda ctx: show_sweep(ctx.dataset, ctx.run)),
+     Tab("Stability", lambda ctx: show_stability(ctx.run))],
     title="ESMS — explainable PSL models",
     intro="Embar, Srinivasan & Getoor, *Learning Explainable Templated Graphical Models* (UAI 2022): rules from "
           "meta-templates, PPLL weights, an explainability bias γ; each prediction is explained by its ground rules "

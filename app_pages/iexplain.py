@@ -53,6 +53,12 @@ def query_candidates(ds: RelationalDataset) -> list[str]:
     return candidates
 
 
+def inference_note(ds: RelationalDataset, values) -> str | None:
+    if values["inference"] != "auto":
+        return None
+    return f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here {n_query_atoms(ds)}), else Gibbs sampling."
+
+
 def not_exact(values) -> bool:
     return values["inference"] == "exact"
 
@@ -68,8 +74,7 @@ LAYOUT = FormLayout(
     labels={"explainers": LEGACY.get},
     follow=lambda d, v: {"explainers": list(default_explainers(d, v["target"]))}, follow_on=("target",),
     disable_if={"n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
-    notes={"inference": lambda d, v: f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here "
-                                     f"{n_query_atoms(d)}), else Gibbs sampling." if v["inference"] == "auto" else None})
+    notes={"inference": inference_note})
 """Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor)."""
 
 

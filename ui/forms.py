@@ -34,6 +34,7 @@ NONE = "(none)"
 """How None is shown among a field's choices (an optional field: leave it unset)."""
 
 Values = Mapping[str, Any]
+Rows = tuple[tuple[str, ...], ...]
 Choices = Callable[[RelationalDataset, Values], list]
 
 
@@ -74,7 +75,7 @@ class FormLayout:
     def named(self) -> set[str]:
         return {f for row in (*self.rows, *self.advanced) for f in row} | set(self.hidden)
 
-    def all_rows(self, settings_type: type[Settings]) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    def all_rows(self, settings_type: type[Settings]) -> tuple[Rows, Rows]:
         """(basic rows, advanced rows): the advanced ones end with every field the layout does not name."""
         fields = settings_type.model_fields
         rest = [name for name in fields if name not in self.named()]
