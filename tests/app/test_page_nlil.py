@@ -78,7 +78,7 @@ def test_gcn_mode_compares_rules_with_gnnexplainer():
     at = page("nlil", make_scenes(n_scenes=30, seed=1))
     at.multiselect(key="nlil_heads").set_value(["table"])
     at.slider(key="nlil_depth").set_value(1)
-    at.toggle(key="nlil_gcn").set_value(True)
+    at.radio(key="nlil_mode").set_value("gcn")
     quick(at)
     for _ in range(2):
         click(at, "nlil_train")

@@ -61,7 +61,9 @@ class Settings(BaseModel):
     Unknown fields, NaN/inf and out-of-range values raise `ConfigError` naming the field.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, validate_default=True,
+                              use_attribute_docstrings=True)
+    """`use_attribute_docstrings`: a field's docstring is its description (the form's help, `--help`)."""
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -63,44 +63,45 @@ RULE_SCORE = ScoreSpec(
 class NLILSettings(Settings):
     """Everything that decides an m-NLIL run."""
 
-    heads: tuple[str, ...] = ()
+    heads: tuple[str, ...] = Field((), title='Target labels (head predicates)')
     """Head predicates to learn (empty: every unary or binary predicate with targets, at most `max_heads`)."""
-    max_heads: int = Field(4, ge=1, le=64)
-    path_length: int = Field(2, ge=1, le=4)
-    depth: int = Field(2, ge=1, le=4)
-    statements: int = Field(6, ge=1, le=32)
-    width: int = Field(4, ge=1, le=16)
-    clusters: int = Field(3, ge=1, le=10)
-    init: Literal["kmeans", "frequency"] = "kmeans"
-    lam: float = Field(0.1, ge=0.0, le=100.0)
-    rounds: int = Field(4, ge=1, le=50)
-    epochs: int = Field(100, ge=1, le=5000)
-    lr: float = Field(0.05, gt=0.0, le=1.0)
-    holdout: float = Field(0.25, ge=0.0, lt=1.0)
+    max_heads: int = Field(4, ge=1, le=64, title='Most labels trained')
+    path_length: int = Field(2, ge=1, le=4, title='Path length T')
+    depth: int = Field(2, ge=1, le=4, title='Formula depth')
+    statements: int = Field(6, ge=1, le=32, title='Primitive statements')
+    width: int = Field(4, ge=1, le=16, title='Formulas per level')
+    clusters: int = Field(3, ge=1, le=10, title='Clusters (rules per label)')
+    init: Literal["kmeans", "frequency"] = Field("kmeans", title='Initialise by')
+    """k-means on node embeddings, or by the most frequent neighbour class (the paper's GQA choice)."""
+    lam: float = Field(0.1, ge=0.0, le=100.0, title='λ (distance to centre)')
+    rounds: int = Field(4, ge=1, le=50, title='Rounds (Algorithm 1)')
+    epochs: int = Field(100, ge=1, le=5000, title='Epochs per round')
+    lr: float = Field(0.05, gt=0.0, le=1.0, title='Learning rate')
+    holdout: float = Field(0.25, ge=0.0, lt=1.0, title='Held-out share')
     """Share of the labelled examples held out (by example, seeded, stratified) for heads without a held-out
     set of their own; 0 trains and evaluates on all of them (in-sample)."""
-    negatives: int = Field(2, ge=0, le=20)
+    negatives: int = Field(2, ge=0, le=20, title='Negatives per positive')
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
-    eval: Literal["rules", "link-prediction"] = "rules"
+    eval: Literal["rules", "link-prediction"] = Field("rules", title='Evaluation')
     """rules: m-NLIL per head, rule precision/recall; link-prediction: path rules for every binary relation
     and its inverse (Neural LP style), filtered MRR and Hits@1/3/10 on the held-out triples, both directions."""
-    rank: int = Field(3, ge=1, le=16)
+    rank: int = Field(3, ge=1, le=16, title='Rules per relation')
     """link-prediction: rules (soft chains of `path_length` steps) per query relation"""
-    kg_epochs: int = Field(8, ge=1, le=500)
+    kg_epochs: int = Field(8, ge=1, le=500, title='Epochs')
     """link-prediction: epochs, each over at most `kg_queries` observed triples (both directions)"""
-    kg_queries: int = Field(8000, ge=100, le=10_000_000)
-    kg_lr: float = Field(0.1, gt=0.0, le=1.0)
-    attention: Literal["table"] = "table"
+    kg_queries: int = Field(8000, ge=100, le=10_000_000, title='Triples per epoch')
+    kg_lr: float = Field(0.1, gt=0.0, le=1.0, title='Learning rate (link prediction)')
+    attention: Literal["table"] = Field("table", title='Attention generator')
     """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
-    mode: Literal["truth", "gcn"] = "truth"
+    mode: Literal["truth", "gcn"] = Field("truth", title='Rules for')
     """truth: learn rules for the labels; gcn: train a 2-layer GCN on the labels, learn rules for its predictions."""
-    gcn_epochs: int = Field(200, ge=1, le=5000)
-    explainer_epochs: int = Field(100, ge=1, le=2000)
-    compare_nodes: int = Field(20, ge=1, le=500)
+    gcn_epochs: int = Field(200, ge=1, le=5000, title='GCN epochs')
+    explainer_epochs: int = Field(100, ge=1, le=2000, title='GNNExplainer epochs')
+    compare_nodes: int = Field(20, ge=1, le=500, title='Nodes compared with GNNExplainer')
     """GCN mode: how many test nodes the rules and GNNExplainer are compared on."""
-    n_jobs: int = Field(1, ge=1, le=8)
-    explain_targets: int = Field(50, ge=1, le=10_000)
-    seed: int = Field(0, ge=0)
+    n_jobs: int = Field(1, ge=1, le=8, title='Parallel workers')
+    explain_targets: int = Field(50, ge=1, le=10_000, title='Predictions explained up front')
+    seed: int = Field(0, ge=0, title='Seed')
 
     def config(self) -> Config:
         return Config(statements=self.statements, path_length=self.path_length, depth=self.depth, width=self.width,
@@ -577,5 +578,5 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
+    page="app_pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")

@@ -270,5 +270,5 @@ def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress |
 SPEC = MethodSpec(
     key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY),
     run=run, applicable=applicable, default_settings=default_settings, sample="titanic_like",
-    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, page="pages/plkb.py", icon=":material/table_chart:",
+    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, page="app_pages/plkb.py", icon=":material/table_chart:",
     paper="Fan, Liu & Henderson, Explainable AI for Classification using Probabilistic Logic Inference")

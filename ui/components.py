@@ -1,4 +1,4 @@
-"""Page parts every method page shares: the applicability gate, the run button (`pages.run_control`:
+"""Page parts every method page shares: the applicability gate, the run button (`ui.run_control`:
 background run with progress and Cancel, runs kept per browser session), the predictions browser, the
 explanation panel and downloads.
 
@@ -14,8 +14,8 @@ from typing import Any, Callable, TypeVar
 import pandas as pd
 import streamlit as st
 
-from pages.common import app_query_params, ensure_app_navigation, set_dataset  # noqa: F401 (shared)
-from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run,  # noqa: F401 (shared)
+from ui.common import set_dataset
+from ui.run_control import (SESSION_RUNS, current_run, last_run, remember_run, replace_run,  # noqa: F401 (shared)
                                 run_button, session_runs, show_error)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
@@ -274,6 +274,11 @@ def derived(run: Run, name: str, args: tuple, compute: Callable[[], T], what: st
         return None
     store[(name, args)] = value
     return value
+
+
+def kept_result(run: Run, name: str, args: tuple) -> Any:
+    """A result `derived` computed earlier for this run and these arguments, or None."""
+    return run.extras.get("derived", {}).get((name, args))
 
 
 def progress_bar(text: str = "working") -> Callable[[float, str], None]:
