@@ -566,7 +566,7 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
                explanations=exps, summary=est.summary(rules), metrics=metrics,
                timings={"fit": t1 - t0, "train": train_time, "explain": t2 - t1}, dataset=dataset.name, model=est,
                extras={"rules": rules, "history": {h: lr.history for h, lr in est.labels_.items()},
-                       "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
+                       "collapse": {h: lr.collapse_notes() for h, lr in est.labels_.items()},
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
                        "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
                        "heads": list(est.labels_), "heads_dropped": list(est.dropped_heads_),
@@ -576,6 +576,6 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
-    run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
+    run=run, applicable=applicable, default_settings=default_settings, sample="scenes_demo",
     page="pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS,
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")
