@@ -50,3 +50,21 @@ def test_a_collapse_is_explained_in_words():
     assert f"one rule, {rule}, already covers 4 of the 4 positive training examples" in note
     assert "only 4 positive training examples for 3 clusters of at least 2 each" in note
     assert "What happened:" in note
+
+
+def test_a_collapse_without_a_covering_rule_says_the_clusters_were_not_separated():
+    from xcore.nlil.graph import kb_from_dataset, queries
+    from xcore.nlil.mnlil import Config, collapse_reason
+    from xcore.nlil.rules import Rule, Statement
+
+    ds = make_scenes(n_scenes=40, seed=0)
+    kb = kb_from_dataset(ds, exclude=("street",))
+    q = queries(ds, kb, "street", "obs")
+    car = Rule("street", 1, Statement(("on^-1",), "car"))  # one of three planted alternatives: about a third
+    why = collapse_reason(kb, q, [car, car], Config(clusters=3))
+    assert why.startswith("1 distinct rule for street where 3 clusters were asked for: the positives were not "
+                          "separated")
+    share = int(why.split("the best rule covers ")[1].split("%")[0])
+    assert 15 <= share <= 60
+    assert collapse_reason(kb, q, [car, Rule("street", 1, Statement(("on^-1",), "bus")),
+                                   Rule("street", 1, Statement(("near^-1",), "road"))], Config(clusters=3)) is None
