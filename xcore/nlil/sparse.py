@@ -88,5 +88,5 @@ class SparseGraph:
             W = torch.zeros(self.n * self.n, dtype=v.dtype, device=v.device).index_put((flat,), w)
             return W.reshape(self.n, self.n) @ v
         if self.backend == "torch" or v.device.type != "cpu":
-            return torch.sparse.mm(torch.sparse_coo_tensor(index, w, (self.n, self.n), is_coalesced=True), v)
+            return torch.sparse.mm(torch.sparse_coo_tensor(index, w, (self.n, self.n), is_coalesced=True, check_invariants=False), v)
         return _Propagate.apply(w, v, self)
