@@ -100,7 +100,7 @@ class NLILSettings(Settings):
     compare_nodes: int = Field(20, ge=1, le=500, title='Nodes compared with GNNExplainer')
     """GCN mode: how many test nodes the rules and GNNExplainer are compared on."""
     n_jobs: int = Field(1, ge=1, le=8, title='Parallel workers')
-    device: Literal["cpu", "cuda", "auto"] = Field("cpu", title='Device')
+    device: Literal["cpu", "cuda", "auto"] = Field("auto", title="Device")
     """torch device of link-prediction training and ranking: cpu (the tested path), cuda (a ConfigError when
     torch finds no CUDA GPU) or auto (CUDA when available); rules mode always runs on the CPU."""
     explain_targets: int = Field(50, ge=1, le=10_000, title='Predictions explained up front')
