@@ -3,6 +3,8 @@
 Run with `streamlit run app.py`. The Data page comes first; every registered method whose page file
 exists follows, in registry order, under the title and icon its `MethodSpec` gives (read from the
 light catalog, so that the navigation imports no method package: each loads when its page opens).
+Pages live in `app_pages/` (not `pages/`, which Streamlit would also read as old-style pages), each an
+`st.Page` with a title and URL path, so the sidebar never shows a module name; shared parts are in `ui/`.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ ROOT = Path(__file__).resolve().parent
 
 # (file, title, icon, url path) of pages that work across methods; listed when their file exists.
 TOOL_PAGES: list[tuple[str, str, str, str]] = [
-    ("pages/compare.py", "Compare runs", ":material/compare_arrows:", "compare"),
-    ("pages/study.py", "User study", ":material/groups:", "study"),
+    ("app_pages/compare.py", "Compare runs", ":material/compare_arrows:", "compare"),
+    ("app_pages/study.py", "User study", ":material/groups:", "study"),
 ]
 
 
@@ -35,7 +37,7 @@ def method_pages() -> list[st.Page]:
 
 def build_navigation() -> st.navigation:
     """The navigation: the data home page plus every registered method's page."""
-    home = st.Page(str(ROOT / "pages" / "home.py"), title="Data", icon=":material/database:", default=True)
+    home = st.Page(str(ROOT / "app_pages" / "home.py"), title="Data", icon=":material/database:", default=True)
     sections: dict[str, list] = {"Data": [home]}
     methods = method_pages()
     if methods:
@@ -56,7 +58,7 @@ def participant_navigation() -> st.navigation | None:
     hidden, so no other page, no sidebar and no researcher view can be reached from it."""
     if not is_participant_link():
         return None
-    page = st.Page(str(ROOT / "pages" / "study.py"), title="Study", icon=":material/groups:", default=True)
+    page = st.Page(str(ROOT / "app_pages" / "study.py"), title="Study", icon=":material/groups:", default=True)
     return st.navigation([page], position="hidden")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.study_participant import participant_only_page
+from ui.study_participant import participant_only_page
 
 st.set_page_config(page_title="User study", page_icon="📝", layout="centered", initial_sidebar_state="collapsed")
 st.navigation([st.Page(participant_only_page, title="User study", url_path="study", default=True)],

@@ -51,12 +51,15 @@ if mode.startswith("app"):  # what the Data page imports to show an upload
     import os, streamlit as st
     from xcore.viz import predicate_graph_figure, value_histogram_figure
     try:
-        from pages.common import cached_upload  # the page's own cached loader
-    except ImportError:  # older code had it in pages/home.py (which runs the page on import)
+        from ui.common import cached_upload  # the Data page's own cached loader
+    except ImportError:
+        try:
+            from pages.common import cached_upload  # where it lived before app_pages/ and ui/
+        except ImportError:  # older code had it in pages/home.py (which runs the page on import)
 
-        @st.cache_data(max_entries=8)
-        def cached_upload(filename, data):  # as that pages/home.py: the dataset is pickled into the cache
-            return xio.load((filename, data))
+            @st.cache_data(max_entries=8)
+            def cached_upload(filename, data):  # as that pages/home.py: the dataset is pickled into the cache
+                return xio.load((filename, data))
 t0 = time.perf_counter()
 if mode == "app":  # the upload path of the Data page, bytes to the summary it draws
     data = open(path, "rb").read()

@@ -1,4 +1,4 @@
-"""Shared test setup: the repository root on sys.path so `pages.*` and `xcore` import."""
+"""Shared test setup: the repository root on sys.path so `ui.*`, `app_pages` and `xcore` import."""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """Package boundaries of xcore, checked by parsing every module's imports with `ast`.
 
-- a method package (psl, mln, plkb) never imports another method package (shared code lives in
-  xcore.data / xcore.logic / xcore.explain / xcore.runtime);
+- a method package (every package the registry names) never imports another method package
+  (shared code lives in xcore.data / xcore.logic / xcore.explain / xcore.runtime);
+- no module imports an xcore module by a string (`importlib.import_module("xcore...")`,
+  `__import__`), which hides an edge from readers and tools; the registry's "module:SPEC" entries are
+  the one sanctioned string import (a plugin table read on first use: method packages import the
+  contract, and the contract finds them only through it);
 - no module imports a ``_private`` name from another module;
 - no import cycles among xcore modules (module-level and function-level imports alike: a lazy
   import only hides a cycle; ``if TYPE_CHECKING:`` imports are not run and are ignored);
@@ -19,7 +23,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "xcore"
-METHOD_PACKAGES = ("xcore.psl", "xcore.mln", "xcore.plkb")
+
+
+def _registry_entries() -> dict[str, str]:
+    """Registry key -> "module:attribute", read from the registry module's source (no import)."""
+    tree = ast.parse((PACKAGE / "methods" / "registry.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_ENTRIES":
+            return ast.literal_eval(node.value)
+    raise AssertionError("xcore/methods/registry.py has no _ENTRIES mapping")
+
+
+REGISTRY_ENTRIES = _registry_entries()
+METHOD_PACKAGES = tuple(sorted({path.split(":")[0].rpartition(".")[0] for path in REGISTRY_ENTRIES.values()}))
+STRING_IMPORTERS = {"xcore.lazy", "xcore.methods.registry"}
+"""Modules whose job is importing by name (the lazy attribute loader and the method registry)."""
 
 
 def _modules() -> dict[str, Path]:
@@ -88,12 +106,39 @@ def _imports(module: str) -> list[tuple[str, str]]:
 IMPORTS = {m: _imports(m) for m in MODULES}
 
 
+def _string_imports(module: str) -> list[str]:
+    """xcore modules that `module` imports by a literal string (importlib.import_module, __import__)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Constant):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        arg = node.args[0].value
+        if name in {"import_module", "__import__"} and isinstance(arg, str) and arg.split(".")[0] == "xcore":
+            out.append(arg)
+    return out
+
+
 def _method_package(module: str) -> str | None:
     return next((p for p in METHOD_PACKAGES if module == p or module.startswith(p + ".")), None)
 
 
 def test_modules_found():
     assert {"xcore.psl.model", "xcore.mln.model", "xcore.plkb.kb", "xcore.runtime"} <= set(MODULES)
+    assert {"xcore.psl", "xcore.mln", "xcore.plkb", "xcore.drm", "xcore.nlil"} <= set(METHOD_PACKAGES)
+
+
+def test_no_xcore_module_is_imported_by_a_string():
+    bad = {m: _string_imports(m) for m in MODULES if m not in STRING_IMPORTERS}
+    bad = {m: names for m, names in bad.items() if names}
+    assert not bad, f"import these statically (or through the registry), so the import graph shows them: {bad}"
+
+
+def test_string_imports_are_found():
+    assert _string_imports("xcore.methods.registry") == [] and REGISTRY_ENTRIES["esms"] == "xcore.psl.method:SPEC"
+    assert set(METHOD_PACKAGES) == {path.split(":")[0].rpartition(".")[0] for path in REGISTRY_ENTRIES.values()}
 
 
 def test_no_method_package_imports_another():
@@ -189,3 +234,55 @@ def test_old_module_paths_still_export_the_moved_names():
         a, b = importlib.import_module(old), importlib.import_module(new)
         for name in names:
             assert getattr(a, name) is getattr(b, name), f"{old}.{name} is not {new}.{name}"
+
+
+RUNTIME_GRAPH = r"""
+import builtins, importlib, json, pkgutil, sys
+import xcore
+
+edges = set()
+real_import = builtins.__import__
+
+
+def recording_import(name, globals=None, locals=None, fromlist=(), level=0):
+    module = real_import(name, globals, locals, fromlist, level)
+    importer = (globals or {}).get("__name__", "")
+    target = module.__name__ if level == 0 and not fromlist else getattr(module, "__name__", name)
+    if importer.startswith("xcore"):
+        subs = [f"{target}.{f}" for f in (fromlist or ()) if f"{target}.{f}" in sys.modules]
+        names = [f for f in (fromlist or ()) if f"{target}.{f}" not in sys.modules]
+        for t in subs + ([target] if names or not fromlist else []):
+            # a submodule reaching its own package is Python's normal parent-first import
+            if t.startswith("xcore") and t != importer and not importer.startswith(t + "."):
+                edges.add((importer, t))
+    return module
+
+
+builtins.__import__ = recording_import
+failed = {}
+for info in pkgutil.walk_packages(xcore.__path__, "xcore."):
+    if info.name.endswith("__main__"):
+        continue
+    try:
+        importlib.import_module(info.name)
+    except Exception as e:  # optional extras (dask, pslpython) may be absent
+        failed[info.name] = type(e).__name__
+print(json.dumps({"edges": sorted(edges), "failed": failed, "loaded": sorted(m for m in sys.modules if m.startswith("xcore"))}))
+"""
+
+
+@pytest.mark.slow
+def test_importing_every_module_in_a_fresh_process_makes_no_cycle():
+    """What runs at import time (module bodies, and any import they trigger) forms no cycle."""
+    import json
+
+    res = subprocess.run([sys.executable, "-c", RUNTIME_GRAPH], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert len(out["loaded"]) >= 0.9 * len(MODULES), out["failed"]
+    graph: dict[str, set[str]] = {}
+    for a, b in out["edges"]:
+        graph.setdefault(a, set()).add(b)
+    assert any(a.startswith("xcore.psl") for a, _ in out["edges"])
+    assert _cycles(graph) == [], "a cycle among modules at import time"

@@ -29,7 +29,11 @@ NONE_WORDS = {"", "none", "null", "~"}
 
 # ---------------------------------------------------------------------- progress
 class StderrProgress:
-    """A progress callback for stderr: a redrawn bar on a terminal, plain lines otherwise, nothing if quiet."""
+    """A progress callback for stderr: a tqdm bar (rate, ETA) on a terminal, plain lines otherwise,
+    nothing if quiet."""
+
+    STEPS = 1000
+    """The bar counts thousandths of the run, so tqdm's rate and ETA follow the reported fraction."""
 
     def __init__(self, stream: TextIO | None = None, quiet: bool = False, tty: bool | None = None,
                  width: int = 30) -> None:
@@ -38,24 +42,34 @@ class StderrProgress:
         self.tty = self.stream.isatty() if tty is None else tty
         self.width = width
         self._last: tuple[int, str] | None = None
-        self._drawn = False
+        self._bar: Any = None
 
     def __call__(self, fraction: float, message: str) -> None:
         if self.quiet:
             return
         f = min(max(float(fraction), 0.0), 1.0)
-        pct = int(round(100 * f))
         if self.tty:
-            fill = int(round(self.width * f))
-            self.stream.write(f"\r[{'#' * fill}{'.' * (self.width - fill)}] {pct:3d}% {message[:60]:<60}")
-            self._drawn = True
-        else:
-            # plain lines: a new line when the message changes or every 10 points
-            if self._last is not None and self._last[1] == message and pct // 10 == self._last[0] // 10:
-                return
-            self.stream.write(f"{pct:3d}% {message}\n")
-            self._last = (pct, message)
+            self._draw(f, message)
+            return
+        pct = int(round(100 * f))
+        # plain lines: a new line when the message changes or every 10 points
+        if self._last is not None and self._last[1] == message and pct // 10 == self._last[0] // 10:
+            return
+        self.stream.write(f"{pct:3d}% {message}\n")
+        self._last = (pct, message)
         self.stream.flush()
+
+    def _draw(self, fraction: float, message: str) -> None:
+        """Move the terminal bar to `fraction`, its description to `message`."""
+        if self._bar is None:
+            from tqdm import tqdm  # only a terminal run draws a bar; listing and --help stay light
+
+            self._bar = tqdm(total=self.STEPS, file=self.stream, ncols=self.width + 80, leave=True,
+                             bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]",
+                             dynamic_ncols=self.stream.isatty(), mininterval=0.1)
+        self._bar.set_description_str(message[:60], refresh=False)
+        self._bar.n = int(round(self.STEPS * fraction))
+        self._bar.refresh()
 
     def note(self, message: str) -> None:
         """One status line (a stage such as loading or writing)."""
@@ -66,10 +80,10 @@ class StderrProgress:
         self.stream.flush()
 
     def done(self) -> None:
-        """End a drawn bar's line."""
-        if self._drawn:
-            self.stream.write("\n")
-            self._drawn = False
+        """Close a drawn bar (its line stays)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 # ---------------------------------------------------------------------- settings

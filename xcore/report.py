@@ -240,7 +240,8 @@ def report_html(run: "Run", targets: Iterable[str] | None = None, n_cards: int =
 def compare_html(columns: dict, agreement: pd.DataFrame, k: int = 5, n_targets: int = 10) -> str:
     """The comparison of explainers as one self-contained HTML document: agreement per pair, the
     plots over all targets, and the targets where they disagree most with their top items side by side."""
-    from xcore.compare import agreement_figures, disagreements, pair_summary, top_items_table
+    from xcore.compare import disagreements, pair_summary, top_items_table
+    from xcore.viz.agreement import agreement_figures
 
     worst = disagreements(agreement)
     body = ["<h1>xcore: explainers compared</h1>",

@@ -283,7 +283,7 @@ def new_duckdb(threads: int | None = None) -> Any:
     spill_text = os.environ.get(DUCKDB_SPILL_ENV, "").strip()
     spill = parse_bytes(spill_text, DUCKDB_SPILL_ENV) if spill_text else 2 * memory
     folder = os.path.join(tempfile.gettempdir(), f"xcore-duckdb-{os.getpid()}-{next(_DUCKDB_COUNT)}")
-    config = {"memory_limit": f"{memory // 2**20}MiB", "temp_directory": folder,
+    config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": f"{memory // 2**20}MiB", "temp_directory": folder,
               "max_temp_directory_size": f"{spill // 2**20}MiB"}
     if threads:
         config["threads"] = int(threads)

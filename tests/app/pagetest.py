@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def page(name: str, dataset=None, timeout: int = 300) -> AppTest:
     """A fresh page (a new browser session), optionally with a current dataset, after its first run."""
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=timeout)
     if dataset is not None:
         at.session_state["dataset"] = dataset
     at.run()

@@ -14,7 +14,7 @@ from xcore.data import Predicate, RelationalDataset, Schema
 from xcore.data.samples import list_samples
 
 ROOT = Path(__file__).resolve().parents[2]  # tests/app/ -> repository root
-HOME = str(ROOT / "pages" / "home.py")
+HOME = str(ROOT / "app_pages" / "home.py")
 pytestmark = pytest.mark.xdist_group("app")
 
 

@@ -117,7 +117,7 @@ METHOD_PAGES = [
     ("plkb", "Load the Titanic", "Train", "Accuracy"),
     ("mln", "Load the Restaurant", "Infer and explain every query", "Top word formulas"),
     ("drm", "Load the Michalski", "Draw features and train", "Mean fidelity"),
-    ("nlil", "Load the Michalski", "Train", "Clusters collapsed"),
+    ("nlil", "Load the Generated scenes", "Train", "Clusters collapsed"),
 ]
 UNSIGNED = {"drm", "nlil"}
 """Pages whose explanation scores have no direction (fidelity, rule precision): grey bars, said in the caption."""

@@ -2,7 +2,7 @@
 while a run is going stops it and runs the new settings to the end.
 
 Also: a deep link (/esms) as the server's first request gets the app's navigation (not every file of
-pages/ as old-style pages), and the first "Check stability" keeps the Stability tab open.
+a page folder as old-style pages), and the first "Check stability" keeps the Stability tab open.
 """
 
 from __future__ import annotations

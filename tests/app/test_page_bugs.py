@@ -77,7 +77,7 @@ def test_5_a_tiny_three_class_table_trains_or_says_why():
     rows = "a,b,label\n1,2,x\n2,3,y\n3,4,z\n1,3,x\n2,2,y\n3,3,z\n"
     at = page("plkb", load(("tiny.csv", rows.encode())))
     assert any("3 classes" in i.value and "choose which class" in i.value for i in at.info)  # asks, no pick
-    at.selectbox(key="plkb_pos").set_value("x")
+    at.selectbox(key="plkb_positive_class").set_value("x")
     at.run()
     click(at, "plkb_train")
     assert "Accuracy" in {m.label for m in at.metric} or errors(at)
@@ -111,7 +111,7 @@ def test_7_a_method_that_cannot_run_says_why_before_the_button_and_offers_its_sa
 def test_8_switching_data_hides_the_previous_results_and_the_demo_resets_settings():
     at = page("esms", load_sample("lastfm_demo"))
     at.slider(key="esms_gamma").set_value(0.0)
-    at.number_input(key="esms_n").set_value(3)
+    at.number_input(key="esms_iterations").set_value(3)
     at.run()
     click(at, "esms_run_btn")
     assert any(t.startswith("rating(") for t in shown_targets(at))

@@ -11,9 +11,9 @@ pytestmark = pytest.mark.xdist_group("app")
 
 
 def small(at):
-    at.number_input(key="drm_draws").set_value(400)
+    at.number_input(key="drm_max_draws").set_value(400)
     at.number_input(key="drm_folds").set_value(2)
-    at.number_input(key="drm_epochs").set_value(40)
+    at.number_input(key="drm_max_epochs").set_value(40)
     at.run()
     return at
 

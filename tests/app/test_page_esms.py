@@ -64,8 +64,8 @@ def test_broken_rule_text_shows_error(demo_app):
 def test_counterpart_option_reaches_the_search():
     at = page("esms", load_sample("lastfm_demo"))
     at.checkbox(key="esms_counterparts").check()
-    at.number_input(key="esms_n").set_value(5)
-    at.number_input(key="esms_lm").set_value(6)
+    at.number_input(key="esms_iterations").set_value(5)
+    at.number_input(key="esms_rules_per_model").set_value(6)
     at.run()
     click(at, "esms_run_btn")
     run = latest(at)
@@ -81,7 +81,7 @@ def test_downloads_offer_bundle_predictions_and_explanations(demo_app):
 def test_unreachable_dask_scheduler_is_an_error_in_words():
     at = page("esms", load_sample("lastfm_demo"))
     at.text_input(key="esms_scheduler").set_value("tcp://127.0.0.1:1")
-    at.number_input(key="esms_n").set_value(2)
+    at.number_input(key="esms_iterations").set_value(2)
     at.run()
     click(at, "esms_run_btn")
     assert not at.exception
@@ -97,5 +97,5 @@ def test_too_few_labels_said_before_the_run_and_generated_data_in_one_click():
     assert len(at.session_state["dataset"].truth("cancer")) > 300
     assert not any("Too few labelled targets" in w.value for w in at.warning)
     # a 0/1 unary target: joint weights with the priors and counterparts by default
-    assert at.radio(key="esms_weights").value == "calibrated"
+    assert at.radio(key="esms_weight_learning").value == "calibrated"
     assert at.checkbox(key="esms_counterparts").value

@@ -23,7 +23,7 @@ def shown_markdown(at: AppTest) -> str:
 
 
 def panel_script() -> None:
-    from pages.components import explanation_panel
+    from ui.components import explanation_panel
     from xcore.explain import Explanation, ExplanationItem
 
     long = ("because the reviewer who wrote this review also wrote twelve other reviews of restaurants in the same "

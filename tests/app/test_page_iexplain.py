@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from pagetest import chart_titles, click, errors, page
+from pagetest import captions, chart_titles, click, errors, page
 
 from xcore.data.samples import load_sample
 
@@ -20,7 +20,7 @@ def test_exact_then_gibbs_agree_and_explain():
     click(at, "mln_run")
     assert not errors(at)
     exact = latest(at).predictions.set_index("target")["prediction"]
-    at.radio(key="mln_method").set_value("gibbs")
+    at.radio(key="mln_inference").set_value("gibbs")
     at.run()
     click(at, "mln_run")
     gibbs = latest(at).predictions.set_index("target")["prediction"]
@@ -40,9 +40,10 @@ def test_rule_syntax_error_is_shown():
 def reviews_page():
     """The review sample: Gibbs inference, then I-Explain (3 coalitions), M-Explain and LIME."""
     at = page("iexplain", load_sample("reviews_demo"))
-    assert at.radio(key="mln_method").value == "gibbs"  # 150 query atoms: too many to enumerate
+    assert at.radio(key="mln_inference").value == "auto"  # 150 query atoms: too many to enumerate, so Gibbs
+    assert any("here 150), else Gibbs" in c for c in captions(at))
     assert "has_word(r, 'great') => positive(r)" in at.text_area(key="mln_rules").value
-    at.multiselect(key="mln_methods").set_value(["mln:i-explain", "mln:m-explain", "lime"])
+    at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain", "lime"])
     at.number_input(key="mln_T").set_value(3)
     at.run()
     click(at, "mln_run")
@@ -88,7 +89,7 @@ def test_smokers_choose_the_query_predicate_and_explain_without_words():
     assert at.selectbox(key="mln_target").options == ["smokes", "cancer"]
     at.selectbox(key="mln_target").set_value("cancer")
     at.run()
-    assert at.multiselect(key="mln_methods").options == ["I-Explain", "M-Explain", "R-Explain"]  # no words
+    assert at.multiselect(key="mln_explainers").options == ["I-Explain", "M-Explain", "R-Explain"]  # no words
     click(at, "mln_run")
     assert not errors(at)
     run = latest(at)

@@ -29,11 +29,21 @@ def quick(at) -> None:
     at.run()
 
 
-def test_gate_offers_the_trains_and_training_twice_shows_the_classic_rule():
+def test_gate_offers_the_generated_scenes_and_training_shows_several_rules_per_label():
     at = page("nlil", load_sample("titanic_like"))
     assert any("cannot run" in w.value for w in at.warning)
     click(at, "nlil_load_sample")
-    assert at.session_state["dataset"].name == "trains_michalski10"
+    assert at.session_state["dataset"].name == "scenes_demo"
+    quick(at)
+    click(at, "nlil_train")
+    assert not errors(at)
+    rules = [d.value for d in at.dataframe if "rule" in d.value.columns][0]
+    for label in ("street", "table"):
+        assert rules[(rules["head"] == label) & (rules["cluster"] != "union")]["rule"].nunique() >= 2
+
+
+def test_trains_twice_shows_the_classic_rule_and_explains_the_collapse():
+    at = page("nlil", load_sample("trains_michalski10"))
     quick(at)
     for _ in range(2):
         click(at, "nlil_train")
@@ -42,6 +52,7 @@ def test_gate_offers_the_trains_and_training_twice_shows_the_classic_rule():
     assert any("has_car(X, Z)" in r and "short(Z)" in r and "closed(Z)" in r for r in rules["rule"])
     assert float({m.label: m.value for m in at.metric}["Recall"]) == 1.0
     assert any("held-out split" in c and "no separate held-out set" in c for c in captions(at))
+    assert any("already covers 4 of the 4 positive training examples" in w.value for w in at.warning)
 
 
 def test_scenes_rules_pattern_and_firing_subgraph():
@@ -78,7 +89,7 @@ def test_gcn_mode_compares_rules_with_gnnexplainer():
     at = page("nlil", make_scenes(n_scenes=30, seed=1))
     at.multiselect(key="nlil_heads").set_value(["table"])
     at.slider(key="nlil_depth").set_value(1)
-    at.toggle(key="nlil_gcn").set_value(True)
+    at.radio(key="nlil_mode").set_value("gcn")
     quick(at)
     for _ in range(2):
         click(at, "nlil_train")

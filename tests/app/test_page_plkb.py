@@ -59,7 +59,7 @@ def test_kb_default_suits_the_data_and_the_paper_figures_draw():
     at = page("plkb", load_sample("nursery"))
     assert at.radio(key="plkb_kb").value == "tree"  # the Direct KB is the wrong choice on Nursery
     assert any("Suggested: Tree KB" in c.value for c in at.caption)
-    at.selectbox(key="plkb_pos").set_value("priority")  # several classes: the page asks which to explain
+    at.selectbox(key="plkb_positive_class").set_value("priority")  # several classes: the page asks which to explain
     at.run()
     click(at, "plkb_train")
     at.number_input(key="plkb_agree_rows").set_value(10)

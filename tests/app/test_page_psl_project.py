@@ -57,8 +57,8 @@ def test_esms_scores_the_project_rules_when_asked():
     ds = load(("friends.zip", project_zip()))
     at = page("esms", ds)
     at.checkbox(key="esms_project_rules").check()
-    at.number_input(key="esms_n").set_value(3)
-    at.number_input(key="esms_lm").set_value(3)
+    at.number_input(key="esms_iterations").set_value(3)
+    at.number_input(key="esms_rules_per_model").set_value(3)
     at.run()
     click(at, "esms_run_btn")
     run = list(at.session_state["_runs"].values())[-1]

@@ -16,7 +16,7 @@ from study_helpers import make_run, make_study  # noqa: E402
 from xcore.study import StudyStore, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "study.py")
+PAGE = str(ROOT / "app_pages" / "study.py")
 APP = str(ROOT / "app.py")
 KEY = "correct horse battery staple"
 KEY_OK = "_study_key_ok"

@@ -18,7 +18,7 @@ from study_helpers import make_study  # noqa: E402
 from xcore.study import StudyStore, access, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "study.py")
+PAGE = str(ROOT / "app_pages" / "study.py")
 PARTICIPANT_APP = str(ROOT / "study_app.py")
 KEY = "correct horse battery staple"
 pytestmark = pytest.mark.xdist_group("app")
@@ -225,7 +225,7 @@ def test_the_participant_only_app_serves_only_the_study(db):
     (tok,) = db.add_participants("s1", 1)
     bare = run(PARTICIPANT_APP)
     assert "link you were given" in bare.info[0].value and not bare.text_input and not bare.sidebar.children
-    for page in ("pages/home.py", "pages/study.py", "pages/compare.py"):
+    for page in ("app_pages/home.py", "app_pages/study.py", "app_pages/compare.py"):
         with pytest.raises(ValueError, match="Known pages: \\['User study'\\]"):
             bare.switch_page(str(ROOT / page))
     at = run(PARTICIPANT_APP, params={"study": "s1", "p": tok})

@@ -52,7 +52,8 @@ def test_run_writes_every_file_and_they_agree(method_run):
         assert f"wrote {out / name}" in proc.stdout
     run = Run.from_bundle((out / "run.json").read_text())
     assert run.method == key and run.dataset == REGISTRY[key].sample
-    settings = REGISTRY[key].settings_type.parse(run.settings)  # the bundle's settings validate again
+    settings = run.settings  # the bundle's settings come back as the method's Settings type
+    assert isinstance(settings, REGISTRY[key].settings_type)
     for pair in QUICK.get(key, []):
         field, value = pair.split("=")
         got = getattr(settings, field)
@@ -148,8 +149,8 @@ def test_yaml_config_and_set_go_through_the_settings_class(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""  # --quiet
     run = Run.from_bundle((tmp_path / "o" / "run.json").read_text())
-    assert run.settings["kb"] == "direct" and run.settings["k"] == 1 and run.settings["explain_rows"] == 3
-    assert run.settings["drop"] == ["name", "ticket"]
+    assert run.settings.kb == "direct" and run.settings.k == 1 and run.settings.explain_rows == 3
+    assert list(run.settings.drop) == ["name", "ticket"]
     assert len(run.explanations["plkb:decisive"]) == 3  # explain_rows from the YAML file
 
 

@@ -42,7 +42,10 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
     bar(0.5, "half")
     bar(1.0, "done")
     bar.done()
-    assert "\r[#####.....]  50% half" in tty.getvalue() and "\r[##########] 100% done" in tty.getvalue()
+    drawn = tty.getvalue()
+    assert "\r" in drawn and " 50%|" in drawn and "| half [" in drawn and "100%|" in drawn and "| done [" in drawn
+    assert "<" in drawn.split("| half [")[1].split("]")[0]  # elapsed<remaining: tqdm's ETA
+    assert "\r" not in drawn.rsplit("done [", 1)[1]  # closed: nothing redrawn after the last state
     plain = io.StringIO()
     lines = cli.StderrProgress(plain, tty=False)
     for i in range(101):

@@ -82,7 +82,7 @@ def test_planted_agreement_and_disagreement_are_found_and_ordered():
 def test_the_overlap_matrix_is_symmetric_with_the_pair_means():
     run = a_run("toy", {"x": {"t": ["a", "b"]}, "y": {"t": ["a", "c"]}, "z": {"t": ["d", "e"]}})
     frame = agreement_frame(explainer_columns([run]), k=2)
-    from xcore.compare import agreement_figures
+    from xcore.viz.agreement import agreement_figures
 
     box, scatter, heat = agreement_figures(frame)
     z = np.array(heat.data[0].z)

@@ -28,7 +28,7 @@ def toy_run(method: str, sets: dict[str, dict[str, list[str]]], fingerprint: str
 
 
 def compare_page(runs: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=120)
     at.session_state["_runs"] = OrderedDict(runs)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -79,7 +79,7 @@ def test_compare_page_refuses_runs_on_different_data_in_words():
 
 
 def test_method_pages_offer_the_report_and_an_explanation_card():
-    at = AppTest.from_file(str(ROOT / "pages" / "plkb.py"), default_timeout=300)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "plkb.py"), default_timeout=300)
     at.session_state["dataset"] = load_sample("titanic_like")
     at.run()
     for _ in range(2):  # train twice: the second is served from the run cache, same downloads

@@ -139,6 +139,7 @@ def test_bundle_round_trips_through_json(fitted):
     back = Run.from_bundle(text)
     assert back.bundle() == json.loads(text)
     assert back.model is None and back.method == run.method
+    assert type(back.settings) is type(run.settings) and back.settings == run.settings  # typed again
     assert list(back.predictions.columns) == list(run.predictions.columns)
 
 
@@ -340,3 +341,15 @@ def test_version_1_bundles_are_read_with_their_directions(fitted):
             back = old.explanations[name][e.target]
             if spec is not None and spec.signed:  # a signed score's sign was its direction in version 2
                 assert [it.direction for it in back.items] == [it.direction for it in e.items]
+
+
+def test_a_bundle_whose_settings_no_longer_validate_keeps_them_as_written(fitted):
+    _, _, _, run = fitted
+    data = json.loads(run.to_json())
+    data["settings"]["a_field_removed_since"] = 3  # written by an older xcore
+    old = Run.from_bundle(json.dumps(data))
+    assert isinstance(old.settings, dict) and old.settings["a_field_removed_since"] == 3
+    assert old.settings_dict == data["settings"]
+    del data["settings"]["a_field_removed_since"]
+    data["settings"].pop(next(iter(data["settings"])))  # written before that field was added
+    assert isinstance(Run.from_bundle(json.dumps(data)).settings, dict)

@@ -8,6 +8,8 @@ joins over the integer-coded fact tables (pandas merges), never one Prolog call 
 
 from __future__ import annotations
 
+import threading
+
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -237,20 +239,25 @@ class Evaluator:
 
 
 _CACHE: OrderedDict[tuple, tuple[list[Feature], np.ndarray]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+"""Sessions run DRM in threads: reads, inserts and evictions of `_CACHE` happen under this lock."""
 
 
 def features_and_matrix(problem: Problem, key: tuple, max_draws: int, seed: int, max_literals: int,
                         depth: int | None, progress: Progress | None = None) -> tuple[list[Feature], np.ndarray]:
     """Drawn features and their matrix, cached by `key` (data fingerprint, modes, draw settings)."""
     full = (key, max_draws, seed, max_literals, depth)
-    if full in _CACHE:
-        _CACHE.move_to_end(full)
-        return _CACHE[full]
+    with _CACHE_LOCK:
+        if full in _CACHE:
+            _CACHE.move_to_end(full)
+            return _CACHE[full]
     prog = progress or null_progress
     feats = draw_features(problem, max_draws, seed, max_literals, depth,
                           progress=lambda f, m: prog(0.5 * f, m))
     X = Evaluator(problem).matrix(feats, progress=lambda f, m: prog(0.5 + 0.5 * f, m))
-    _CACHE[full] = (feats, X)
-    while len(_CACHE) > 8:
-        _CACHE.popitem(last=False)
+    X.setflags(write=False)  # shared by every run with this key: nobody may change it in place
+    with _CACHE_LOCK:
+        _CACHE[full] = (feats, X)
+        while len(_CACHE) > 8:
+            _CACHE.popitem(last=False)
     return feats, X

@@ -41,28 +41,38 @@ COVERAGE_SCORE = ScoreSpec(label="coverage", measures="the share of all examples
 class DRMSettings(Settings):
     """Settings of a DRM run: feature drawing, the network search, and the explanations."""
 
-    seed: int = Field(0, ge=0)
-    max_draws: int = Field(2000, ge=1, le=200_000, description="DrawFeatures' MaxDraws")
-    max_literals: int = Field(4, ge=1, le=10, description="longest drawn feature body")
-    depth: int = Field(0, ge=0, le=5, description="bottom-clause layers (0: the modes' set(i), else 2)")
-    modes: str = Field("", description="Aleph mode directives; empty: derived from the data")
-    relevance: str = Field("", description="relevance levels, least relevant first ('label: pred, pred')")
-    folds: int = Field(10, ge=2, le=50)
-    fold_predicate: str = Field("", description=(
+    seed: int = Field(0, ge=0, title="Seed")
+    max_draws: int = Field(2000, ge=1, le=200_000, title="Draws (MaxDraws)", description="DrawFeatures' MaxDraws")
+    max_literals: int = Field(4, ge=1, le=10, title="Longest feature body", description="longest drawn feature body")
+    depth: int = Field(0, ge=0, le=5, title="Depth i (0: the modes' set(i))",
+                       description="bottom-clause layers (0: the modes' set(i), else 2)")
+    modes: str = Field("", title="Mode declarations (Aleph syntax; empty: derived from the data)",
+                       description="Aleph mode directives; empty: derived from the data")
+    relevance: str = Field("", title="Relevance levels",
+                           description="relevance levels, least relevant first ('label: pred, pred')")
+    folds: int = Field(10, ge=2, le=50, title="Cross-validation folds",
+                       description="folds of the outer cross-validation (at most the size of the smallest class)")
+    fold_predicate: str = Field("", title="Fold predicate", description=(
         "a binary predicate (example, fold) giving the folds, left out of the background; empty: seeded folds"))
     hidden: tuple[tuple[int, ...], ...] = ((32,),)
-    learning_rates: tuple[float, ...] = (0.01,)
-    weight_decays: tuple[float, ...] = (0.001, 0.01, 0.03)
-    dropout: float = Field(0.2, ge=0.0, lt=1.0)
-    max_epochs: int = Field(100, ge=1, le=5000, description="epochs of each validation run (retraining: at most 2x)")
-    inner_folds: int = Field(3, ge=2, le=10, description="validation splits whose loss curves choose the network")
-    hamming: int = Field(5, ge=0, le=10_000, description="neighbourhood radius k (Hamming distance)")
-    min_neighbours: int = Field(30, ge=0, le=10_000, description=(
+    learning_rates: tuple[float, ...] = Field((0.01,), title="Learning rates")
+    weight_decays: tuple[float, ...] = Field((0.001, 0.01, 0.03), title="Weight decays",
+                                             description="L2 penalties tried on the inner validation splits")
+    dropout: float = Field(0.2, ge=0.0, lt=1.0, title="Dropout")
+    max_epochs: int = Field(100, ge=1, le=5000, title="Max epochs",
+                            description="epochs of each validation run (retraining: at most 2x)")
+    inner_folds: int = Field(3, ge=2, le=10, title="Inner validation splits",
+                             description="validation splits whose loss curves choose the network")
+    hamming: int = Field(5, ge=0, le=10_000, title="Neighbourhood radius k (Hamming)",
+                         description="neighbourhood radius k (Hamming distance)")
+    min_neighbours: int = Field(30, ge=0, le=10_000, title="Neighbours: widen k until n training instances (0: fixed k)",
+                                description=(
         "n > 0: widen the radius from `hamming` until it holds n training instances (the n nearest, ties "
         "included); 0: the paper's fixed radius, which on thousands of features is usually empty"))
-    beam: int = Field(5, ge=1, le=100)
-    max_body: int = Field(6, ge=1, le=20, description="most features in an explanation clause")
-    explain_rows: int = Field(20, ge=1, le=100_000)
+    beam: int = Field(5, ge=1, le=100, title="Beam width")
+    max_body: int = Field(6, ge=1, le=20, title="Most features per explanation",
+                          description="most features in an explanation clause")
+    explain_rows: int = Field(20, ge=1, le=100_000, title="Predictions explained up front")
 
     @field_validator("hidden")
     @classmethod
@@ -113,14 +123,35 @@ def default_settings(dataset: RelationalDataset) -> DRMSettings:
     target = target_predicate(dataset)
     n = len(dataset.truth(target)) if target else 0
     names = {p.name for p in dataset.predicates}
-    return DRMSettings(relevance=default_relevance(names), min_neighbours=default_neighbours(n),
-                       fold_predicate="cv_fold" if "cv_fold" in names else "")
+    settings = DRMSettings(relevance=default_relevance(names), min_neighbours=default_neighbours(n),
+                           fold_predicate="cv_fold" if "cv_fold" in names else "")
+    folds, _ = fold_count(dataset, settings)  # the form shows the folds that run (capped by the smallest class)
+    return settings.replace(folds=min(max(folds, 2), 50))
+
+
+def capped_folds(y: np.ndarray, k: int) -> int:
+    """The folds that run for k asked: at most the size of the smallest class (each fold needs one of each)."""
+    return max(2, min(k, int(np.bincount(y).min()) if len(np.unique(y)) > 1 else k))
+
+
+def fold_count(dataset: RelationalDataset, settings: "DRMSettings") -> tuple[int, str | None]:
+    """(folds the run will use, why they differ from `settings.folds`, or None): a fold predicate's own
+    folds, else `settings.folds` capped by the smallest class (what `stratified_folds` does)."""
+    target = target_predicate(dataset)
+    if target is None:
+        return settings.folds, None
+    if settings.fold_predicate and settings.fold_predicate in dataset.schema.names:
+        n = int(dataset.observations(settings.fold_predicate)["a1"].nunique())
+        return n, f"the folds of {settings.fold_predicate} ({n})"
+    y = (dataset.truth(target)["value"].to_numpy(dtype=float) >= 0.5).astype(np.int64)
+    k = capped_folds(y, settings.folds) if len(y) else settings.folds
+    return k, None if k == settings.folds else f"the smallest class has {int(np.bincount(y).min())} examples"
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
     """A fold id per example, classes spread evenly over k folds (k capped by the smallest class)."""
     rng = np.random.default_rng(seed)
-    k = max(2, min(k, int(np.bincount(y).min()) if len(np.unique(y)) > 1 else k))
+    k = capped_folds(y, k)
     folds = np.zeros(len(y), dtype=np.int64)
     for c in np.unique(y):
         idx = rng.permutation(np.flatnonzero(y == c))
@@ -442,7 +473,38 @@ def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="drm", title="Deep relational machine", settings_type=DRMSettings, explainers=(FIDELITY, STRUCTURED),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/drm.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="DRM feature clauses",
+    page="app_pages/drm.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="DRM feature clauses",
     paper="Srinivasan, Vig & Bain, Logical Explanations for Deep Relational Machines Using Relevance Information")
 
 __all__ = ["DRMEstimator", "DRMSettings", "EXPLAINERS", "FIDELITY", "SPEC", "STRUCTURED", "run", "target_predicate"]
+
+
+def neighbourhood_rows(model: DRMEstimator, loc: LocalExplanation) -> tuple[np.ndarray, list[str], list[int]]:
+    """The instance and its neighbours (instance first): feature vectors, example names, and the class each
+    is predicted by the network of the instance's fold (the network the explanation is about)."""
+    idx = np.concatenate([[loc.index], loc.neighbourhood.members]).astype(int)
+    k = int(model.folds_[loc.index])
+    return (model.X_[idx].astype(float), [model.target_of(i) for i in idx],
+            [int(model.fold_predictions_[k, i]) for i in idx])
+
+
+def network_tables(model: DRMEstimator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per fold network: its architecture, learning rate, weight decay, epochs and losses;
+    the training loss per epoch of each, long form)."""
+    rows, curves = [], []
+    for k, net in enumerate(model.nets_):
+        rows.append({"fold": k + 1, "hidden": str(net.hidden), "learning rate": net.lr,
+                     "weight decay": net.weight_decay, "epochs": net.epochs,
+                     "validation-time training loss": round(net.target_loss, 4),
+                     "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None})
+        curves += [{"fold": str(k + 1), "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
+    return pd.DataFrame(rows), pd.DataFrame(curves, columns=["fold", "epoch", "training loss"])
+
+
+def feature_table(model: DRMEstimator, relevance: list[str]) -> pd.DataFrame:
+    """One row per drawn feature: name, Prolog definition, coverage (share of all examples it holds for),
+    body literals and the relevance of its predicates (from the run's summary)."""
+    feats = model.features_
+    return pd.DataFrame({"feature": [f.name for f in feats], "definition": [f.definition() for f in feats],
+                         "coverage": np.round(model.X_.mean(axis=0), 4), "literals": [len(f.clause.body) for f in feats],
+                         "relevance": relevance})

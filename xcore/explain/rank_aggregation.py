@@ -92,7 +92,7 @@ def _prepare(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | Non
     coded: list[list[int]] = []
     for i, lst in enumerate(lists):
         if isinstance(lst, np.ndarray) or type(lst).__name__ == "Series":
-            lst = lst.tolist()  # numpy / pandas rows: plain Python items
+            lst = lst.tolist()  # type: ignore[attr-defined]  # numpy / pandas rows: plain Python items
         if isinstance(lst, (str, bytes)) or not isinstance(lst, Sequence):
             raise XcoreError(f"list {i} is not a sequence of items (got {type(lst).__name__})")
         if len(lst) == 0:

@@ -14,7 +14,6 @@ Explainer/ExplainerAlgorithm split).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import json
 import math
@@ -29,6 +28,7 @@ from xcore.errors import ConfigError, NotFittedError, XcoreError
 from xcore.explain.types import (Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe,
                                  loads_strict)
 from xcore.methods.baselines import with_baselines
+from xcore.methods.registry import REGISTRY
 from xcore.runtime import Progress
 
 PREDICTION_COLUMNS: tuple[str, ...] = ("target", "prediction", "truth")
@@ -41,7 +41,7 @@ READABLE_RUN_VERSIONS: tuple[int, ...] = (1, 2)
 
 
 # ---------------------------------------------------------------------- settings
-def _field_of(error: dict) -> str:
+def _field_of(error: Mapping[str, Any]) -> str:
     """The dotted field name of one pydantic error entry."""
     return ".".join(str(p) for p in error.get("loc", ())) or "settings"
 
@@ -61,7 +61,9 @@ class Settings(BaseModel):
     Unknown fields, NaN/inf and out-of-range values raise `ConfigError` naming the field.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, validate_default=True,
+                              use_attribute_docstrings=True)
+    """`use_attribute_docstrings`: a field's docstring is its description (the form's help, `--help`)."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -124,6 +126,11 @@ class Estimator:
 
     As in scikit-learn, `__init__` stores its arguments unchanged (no validation, no work), so
     `get_params()` round-trips; `fit` returns self; learned attributes end in ``_``.
+
+    Parameters
+    ----------
+    settings : Settings
+        The method's validated settings (each subclass takes its own `Settings` type).
     """
 
     def get_params(self) -> dict[str, Any]:
@@ -141,9 +148,25 @@ class Estimator:
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(data) first")
 
     def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "Estimator":  # pragma: no cover
+        """Learn from `data`; returns self.
+
+        Parameters
+        ----------
+        data : RelationalDataset
+            The relational data (observed atoms and, for targets, their truth where known).
+        progress : callable, optional
+            ``progress(fraction, message)``; it raises `Cancelled` when the user cancels.
+        """
         raise NotImplementedError
 
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:  # pragma: no cover
+        """Predictions as the one prediction frame (see `prediction_frame`).
+
+        Parameters
+        ----------
+        data : RelationalDataset, optional
+            New data of the same schema; None predicts the targets of the data `fit` saw.
+        """
         raise NotImplementedError
 
 
@@ -166,6 +189,19 @@ class Explainer:
     model's predictions its explanations explain (None when it explains another model, such as the
     bag-of-words classifier of LIME and SHAP). `measure` checks its items against the model by
     intervention (`xcore.methods.verify`); None where the score is not an effect.
+
+    Attributes
+    ----------
+    name : str
+        Stable registry name (``"esms:ground-rules"``, ``"plkb:decisive"``, ...), kept in files.
+    title : str
+        Human title shown on the pages.
+    score_spec : ScoreSpec
+        What the score means: its unit, range, and whether it has a direction.
+    settings_fields : tuple of str
+        Fields of the method's `Settings` that belong to this explainer (not part of the fit key).
+    prediction_column : str or None
+        Column of ``Run.predictions`` its explanations explain; None for another model's output.
     """
 
     name: ClassVar[str] = ""
@@ -227,6 +263,33 @@ class Run:
 
     `model` (the fitted estimator) and `extras` (method objects the pages use, such as the search
     history) live only in memory; a run read back with `from_bundle` has neither.
+
+    Attributes
+    ----------
+    method : str
+        Registry key of the method that ran (``"esms"``, ``"mln"``, ...).
+    settings : Settings or dict
+        The validated settings; a bundle read back gets its method's `Settings` type again (a plain
+        dict when they are not exactly its fields, e.g. a bundle written before a field was added or removed).
+    fingerprint : str
+        Content fingerprint of the dataset the run used (`RelationalDataset.fingerprint`).
+    predictions : pandas.DataFrame
+        One row per target: ``target``, the model's ``prediction`` (and method columns such as
+        ``truth``, ``split`` or ``mid``).
+    explanations : dict of str to ExplanationSet
+        Explainer name -> its explanations, each validated by the explain driver.
+    summary : Explanation or None
+        The model-level explanation (learned rules, weights), where the method has one.
+    metrics : dict of str to float
+        Quality figures, with ``baseline_<metric>`` beside each (majority class / mean predictor).
+    timings : dict of str to float
+        Seconds per stage.
+    dataset : str
+        The dataset's name.
+    model : Estimator or None
+        The fitted estimator (in memory only).
+    extras : dict
+        Method objects the pages read (in memory only).
     """
 
     method: str
@@ -276,12 +339,6 @@ class Run:
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.bundle(), indent=indent, allow_nan=False, ensure_ascii=True)
 
-    def report_html(self, targets: list[str] | None = None) -> str:
-        """The run report: one self-contained HTML file (see `xcore.report`); cards for `targets`
-        (default: the first few explained predictions)."""
-        # imported by name: xcore.report reads Run, so a static import here would be a cycle
-        return importlib.import_module("xcore.report").report_html(self, targets=targets)
-
     @classmethod
     def from_bundle(cls, data: Any) -> "Run":
         """A run from `bundle()` output (or its JSON text), validated; no model, no extras."""
@@ -297,13 +354,25 @@ class Run:
             frame = pd.DataFrame(preds["rows"], columns=preds["columns"])
             exps = {str(k): ExplanationSet.from_dict(v) for k, v in data.get("explanations", {}).items()}
             summary = data.get("summary")
-            return cls(method=str(data["method"]), settings=dict(data.get("settings", {})),
+            method = str(data["method"])
+            return cls(method=method, settings=typed_settings(method, dict(data.get("settings", {}))),
                        fingerprint=str(data.get("fingerprint", "")), predictions=frame, explanations=exps,
                        summary=None if summary is None else Explanation.from_dict(summary, "summary"),
                        metrics=dict(data.get("metrics", {})), timings=dict(data.get("timings", {})),
                        dataset=str(data.get("dataset", "")))
         except (KeyError, TypeError, ValueError) as e:
             raise ExplanationError(f"run bundle is malformed: {e}") from None
+
+
+def typed_settings(method: str, settings: dict[str, Any]) -> "Settings | dict[str, Any]":
+    """`settings` as `method`'s Settings type when they are exactly one (every field written, each
+    valid); otherwise the dict as written, so a bundle from an older xcore never claims a default it
+    did not run with."""
+    try:
+        typed = REGISTRY[method].settings_type.parse(settings)
+    except ConfigError:
+        return settings
+    return typed if json.loads(json.dumps(typed.to_dict())) == settings else settings
 
 
 def _is_finite(v: Any) -> bool:
@@ -318,7 +387,31 @@ def _finite_rows(rows: list[list[Any]]) -> list[list[Any]]:
 # ---------------------------------------------------------------------- method spec
 @dataclass(frozen=True)
 class MethodSpec:
-    """One registered method: what the app, the command line and the study page need to run it."""
+    """One registered method: what the app, the command line and the study page need to run it.
+
+    Attributes
+    ----------
+    key : str
+        Registry key; also the page's url path and the command line's method name.
+    title : str
+        Page and report title.
+    settings_type : type of Settings
+        The method's frozen settings; forms and ``xcore run --set`` are built from its fields.
+    explainers : tuple of str
+        Names of the method's explainers, in display order.
+    run : callable
+        ``run(dataset, settings, progress, estimator=None) -> Run``: fit (or reuse a fit), predict, explain.
+    applicable : callable
+        ``applicable(dataset) -> str | None``: why the method cannot run on the data, or None.
+    default_settings : callable
+        ``default_settings(dataset) -> Settings`` chosen from the data.
+    sample : str
+        The bundled sample the page offers first.
+    estimator_type : type of Estimator or None
+        The method's estimator class.
+    explainer_map : mapping of str to Explainer
+        Explainer name -> explainer object (see `explainer_objects`).
+    """
 
     key: str
     title: str

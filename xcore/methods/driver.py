@@ -32,7 +32,7 @@ from xcore.runtime import Progress
 PREDICTION_TOLERANCE = 1e-6
 """How far an explanation's prediction may be from the model's prediction for its target."""
 
-FITS = RunCache(max_entries=8)
+FITS: RunCache[Estimator] = RunCache(max_entries=8)
 """Fitted estimators keyed by (method, data fingerprint, model key): re-explaining reuses them."""
 
 
@@ -145,7 +145,7 @@ def fit_cached(method: str, dataset: RelationalDataset, settings: Settings, prog
 
     if cache is None:
         return fit()
-    return cache.get_or_run((method, dataset.fingerprint(), settings.model_key()), fit)  # type: ignore[arg-type]
+    return cache.get_or_run((method, dataset.fingerprint(), settings.model_key()), fit)
 
 
 def agreement(directions: np.ndarray, measured: np.ndarray, tolerance: float) -> np.ndarray:

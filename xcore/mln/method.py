@@ -58,28 +58,33 @@ class MLNSettings(Settings):
     explainer_fields: ClassVar[frozenset[str]] = frozenset(
         {"explainers", "C", "S", "T", "top_k", "lime_samples", "aggregation", "work"})
 
-    target: str | None = None
+    target: str | None = Field(None, title='Query predicate to explain')
     """The query predicate to explain; None picks one. I-Explain's coalitions need an open unary
     predicate; M-Explain explains query atoms of any arity."""
-    rules: str = ""
+    rules: str = Field("", title='Weighted first-order clauses')
     """Weighted clauses (Alchemy syntax); empty uses the sample's model or rules built from the data."""
-    learn: Literal["none", "pll", "linear+pll"] = "none"
-    inference: Literal["auto", "exact", "gibbs"] = "auto"
-    n_samples: int = Field(1000, ge=10, le=1_000_000)
-    burn_in: int = Field(200, ge=0, le=1_000_000)
-    n_chains: int = Field(4, ge=2, le=256)
-    explainers: tuple[str, ...] = ("mln:m-explain", "mln:i-explain", "mln:r-explain", "lime", "shap")
-    C: float = Field(0.2, gt=0.0, le=1.0)
-    S: float = Field(0.5, gt=0.0, le=1.0)
-    T: int = Field(10, ge=1, le=1000)
-    top_k: int = Field(10, ge=1, le=1000)
-    lime_samples: int = Field(1000, ge=10, le=1_000_000)
-    aggregation: Literal["cemc", "exact_footrule"] = "exact_footrule"
+    learn: Literal["none", "pll", "linear+pll"] = Field("none", title='Weight learning')
+    """none: weights as written. linear+pll: word formulas from a logistic regression on the words (the
+    paper uses an SVM), relational formulas by pseudo-likelihood. pll: every weight by pseudo-likelihood."""
+    inference: Literal["auto", "exact", "gibbs"] = Field("auto", title='Inference')
+    """exact enumeration (up to 20 query atoms), Gibbs sampling, or auto: exact when it fits."""
+    n_samples: int = Field(1000, ge=10, le=1_000_000, title='Samples per chain')
+    burn_in: int = Field(200, ge=0, le=1_000_000, title='Burn-in sweeps')
+    n_chains: int = Field(4, ge=2, le=256, title='Chains')
+    explainers: tuple[str, ...] = Field(("mln:m-explain", "mln:i-explain", "mln:r-explain", "lime", "shap"),
+                                        title='Explainers')
+    """LIME and SHAP explain a bag-of-words classifier and need word evidence."""
+    C: float = Field(0.2, gt=0.0, le=1.0, title='C (clusters per object)')
+    S: float = Field(0.5, gt=0.0, le=1.0, title='S (share sampled per cluster)')
+    T: int = Field(10, ge=1, le=1000, title='T (coalitions)')
+    top_k: int = Field(10, ge=1, le=1000, title='Top-k per query')
+    lime_samples: int = Field(1000, ge=10, le=1_000_000, title='LIME samples')
+    aggregation: Literal["cemc", "exact_footrule"] = Field("exact_footrule", title='Rank aggregation')
     """How I-/R-Explain merge coalition lists: the exact weighted-footrule optimum, or CEMC (the paper)."""
-    work: Literal["equal", "per_coalition"] = "equal"
+    work: Literal["equal", "per_coalition"] = Field("equal", title='Sampling work')
     """Sampling work: "equal" gives M-Explain and all coalitions together the same atom updates;
     "per_coalition" runs the Gibbs options in every coalition (the paper; several times M-Explain's)."""
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, title='Seed')
 
     def model_post_init(self, context: object) -> None:
         unknown = [e for e in self.explainers if e not in LEGACY]
@@ -131,9 +136,23 @@ def default_settings(dataset: RelationalDataset) -> MLNSettings:
     setting = text_setting(dataset, None)
     if setting is None or (declared is not None and dataset.predicate(declared).arity != 1):
         return MLNSettings(target=declared_query(dataset), explainers=("mln:m-explain",))
-    methods = [m for m in available_methods(setting)
-               if m not in WORD_METHODS or labelled_both_ways(dataset, setting.target)]
-    return MLNSettings(target=setting.target, explainers=tuple(NAMES[m] for m in methods))
+    return MLNSettings(target=setting.target, explainers=default_explainers(dataset, setting.target))
+
+
+def default_explainers(dataset: RelationalDataset, target: str | None) -> tuple[str, ...]:
+    """The explainers offered by default for a query predicate: M-Explain on any; I-/R-Explain on an open
+    unary one; LIME and SHAP where there are words and observed labels of both classes."""
+    setting = text_setting(dataset, target) if target is not None else None
+    if setting is None:
+        return ("mln:m-explain",)
+    return tuple(NAMES[m] for m in available_methods(setting)
+                 if m not in WORD_METHODS or labelled_both_ways(dataset, setting.target))
+
+
+def explainer_choices(dataset: RelationalDataset, target: str | None) -> list[str]:
+    """Every explainer that can run for a query predicate (registry names)."""
+    setting = text_setting(dataset, target) if target is not None else None
+    return [NAMES[m] for m in available_methods(setting)] if setting is not None else ["mln:m-explain"]
 
 
 def labelled_both_ways(dataset: RelationalDataset, target: str) -> bool:
@@ -300,6 +319,6 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(LEGACY),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
-    page="pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
+    page="app_pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")

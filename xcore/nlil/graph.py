@@ -12,6 +12,7 @@ import torch
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError
 from xcore.nlil.rules import FactStore
+from xcore.nlil.sparse import SparseGraph
 
 
 @dataclass
@@ -116,6 +117,12 @@ class Operators:
         names += [f"{u}?" for u in unames]
         return cls(names, cat(src), cat(dst), cat(op), filters, unames, kb.n)
 
+    def graph(self) -> SparseGraph:
+        """The binary operators' edges as one weighted sparse pattern (built once, kept)."""
+        if getattr(self, "_graph", None) is None:
+            self._graph = SparseGraph(self.src.numpy(), self.dst.numpy(), self.op.numpy(), self.n)
+        return self._graph
+
     @property
     def n_binary(self) -> int:
         return len(self.names) - 1 - len(self.unary_names)
@@ -140,10 +147,12 @@ class Operators:
         instead (TensorLog's backward chaining, which scores every entity at once).
         """
         out = a[:, 0, None, None] * V
-        if self.n_binary and len(self.op):
-            src, dst = (self.dst, self.src) if transpose else (self.src, self.dst)
-            msg = V[:, :, src] * a[:, self.op][:, None, :]
-            out = out.index_add(2, dst, msg)
+        if self.n_binary and len(self.op) and not transpose:  # a batch of chains: one sparse product each
+            graph = self.graph()
+            out = out + torch.stack([graph.apply(a[s], V[s].T).T for s in range(len(V))])
+        elif self.n_binary and len(self.op):  # backward chaining from one test vector per statement
+            msg = V[:, :, self.dst] * a[:, self.op][:, None, :]
+            out = out.index_add(2, self.src, msg)
         if len(self.unary_names):
             weight = a[:, 1 + self.n_binary:] @ self.filters  # (S, N)
             out = out + V * weight[:, None, :]

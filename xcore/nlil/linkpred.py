@@ -29,6 +29,7 @@ from torch import nn
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError
 from xcore.nlil.kg import filtered_ranks
+from xcore.nlil.sparse import SparseGraph
 from xcore.runtime import Progress, null_progress
 
 
@@ -97,69 +98,6 @@ def both_directions(t: np.ndarray, R: int) -> np.ndarray:
     return np.concatenate([t, np.stack([t[:, 2], t[:, 1] + R, t[:, 0]], 1)])
 
 
-class _Propagate(torch.autograd.Function):
-    """out = W @ V for a sparse W with learned values on a fixed pattern, computed on the nonzeros of V only
-    (a chain from one entity touches its neighbourhood, not the graph): scipy sparse-sparse products
-    both ways, and the value gradient as one product per (nonzero of V, edge leaving its row)."""
-
-    @staticmethod
-    def forward(ctx, w: torch.Tensor, v: torch.Tensor, graph: "SparseGraph") -> torch.Tensor:
-        wn, vn = w.detach().numpy(), v.detach().numpy()
-        W = sp.csr_matrix((wn, graph.indices, graph.indptr), shape=(graph.n, graph.n))
-        V = sp.csr_matrix(vn)
-        out = (W @ V).tocoo()
-        ctx.save_for_backward(w)
-        ctx.graph, ctx.V, ctx.support = graph, V, (out.row, out.col)
-        dense = np.zeros(vn.shape, dtype=vn.dtype)
-        dense[out.row, out.col] = out.data
-        return torch.from_numpy(dense)
-
-    @staticmethod
-    def backward(ctx, g: torch.Tensor):
-        (w,) = ctx.saved_tensors
-        graph, V, (rows, cols) = ctx.graph, ctx.V, ctx.support
-        gn = g.detach().numpy()
-        G = sp.csr_matrix((gn[rows, cols], (rows, cols)), shape=gn.shape)  # only where the output can be nonzero
-        WT = sp.csr_matrix((w.detach().numpy()[graph.perm], graph.t_indices, graph.t_indptr),
-                           shape=(graph.n, graph.n))
-        gv = np.asarray((WT @ G).toarray(), dtype=gn.dtype)
-        Vc = V.tocoo()
-        start, deg = graph.t_indptr[Vc.row], np.diff(graph.t_indptr)[Vc.row]
-        rep = np.repeat(np.arange(len(Vc.data)), deg)
-        k = start[rep] + np.arange(len(rep)) - np.repeat(np.cumsum(deg) - deg, deg)  # position in W^T's CSR
-        contrib = gn[graph.t_indices[k], Vc.col[rep]] * Vc.data[rep]
-        gw = np.bincount(graph.perm[k], weights=contrib, minlength=len(graph.src)).astype(gn.dtype)
-        return torch.from_numpy(gw), torch.from_numpy(gv), None
-
-
-class SparseGraph:
-    """The stacked TensorLog operators of a graph: the distinct (object, subject) pairs of all edges in CSR
-    order, which operator each edge is, and the pair it adds to; dense when the graph is nearly full."""
-
-    def __init__(self, src: np.ndarray, dst: np.ndarray, op: np.ndarray, n: int) -> None:
-        self.n = n
-        key = dst.astype(np.int64) * n + src
-        pairs, pair_of = np.unique(key, return_inverse=True)
-        self.dst, self.src = pairs // n, pairs % n
-        self.pair_of = torch.as_tensor(pair_of.reshape(-1), dtype=torch.long)
-        self.op = torch.as_tensor(op, dtype=torch.long)
-        self.dense = n * n <= 8 * len(pairs)
-        W = sp.csr_matrix((np.ones(len(pairs), np.float32), (self.dst, self.src)), shape=(n, n))
-        self.indices, self.indptr = W.indices, W.indptr
-        T = W.T.tocsr()
-        self.t_indices, self.t_indptr = T.indices, T.indptr
-        self.perm = np.lexsort((self.dst, self.src))  # CSR order of the transpose
-        self.flat = torch.as_tensor(self.dst * n + self.src, dtype=torch.long)
-
-    def apply(self, weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """sum_k weights[k] M_k^T v for (N, B) columns `v`, `weights` per operator (K,)."""
-        w = torch.zeros(len(self.src), dtype=v.dtype).index_add(0, self.pair_of, weights[self.op])
-        if self.dense:
-            W = torch.zeros(self.n * self.n, dtype=v.dtype).index_put((self.flat,), w).reshape(self.n, self.n)
-            return W @ v
-        return _Propagate.apply(w, v, self)
-
-
 class PathRules(nn.Module):
     """Per query relation, `rank` soft chains of `path_length` operator attentions over one sparse graph."""
 
@@ -180,17 +118,20 @@ class PathRules(nn.Module):
         """(B, N) scores of every object for subjects `x` under query relation q; `drop` (B,) objects whose
         own edge x -q-> y (and y -q^-1-> x) is left out of the graph for that query (training)."""
         a = self.attention(q)
+        dev = a.device
+        x = x.to(dev)
+        drop = None if drop is None else drop.to(dev)
         B = len(x)
         inv = (q + self.R) % (2 * self.R)
-        cols = torch.arange(B)
-        total = torch.zeros(self.n, B)
+        cols = torch.arange(B, device=dev)
+        total = torch.zeros(self.n, B, device=dev)
         for l in range(self.L):
-            v = torch.zeros(self.n, B)
+            v = torch.zeros(self.n, B, device=dev)
             v[x, cols] = 1.0
             for t in range(self.T):
                 nxt = self.graph.apply(a[l, t, :-1], v) + a[l, t, -1] * v
                 if drop is not None:  # the query's own edge, both ways, out of the product
-                    fix = torch.zeros(self.n, B)
+                    fix = torch.zeros(self.n, B, device=dev)
                     fix = fix.index_put((drop, cols), a[l, t, q] * v[x, cols], accumulate=True)
                     fix = fix.index_put((x, cols), a[l, t, inv] * v[drop, cols], accumulate=True)
                     nxt = nxt - fix
@@ -201,7 +142,7 @@ class PathRules(nn.Module):
     def rules(self, kb: TripleKB, q: int) -> list[tuple[str, float]]:
         """Each of query q's rules decoded by argmax (identities dropped), with the product of its attentions."""
         with torch.no_grad():
-            a = self.attention(q)
+            a = self.attention(q).cpu()
         out = []
         for l in range(self.L):
             best = a[l].max(-1)
@@ -221,7 +162,7 @@ class LinkPredictor:
 
     def scores(self, q: int, x: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return self.model(q, torch.as_tensor(x, dtype=torch.long)).numpy()
+            return self.model(q, torch.as_tensor(x, dtype=torch.long)).cpu().numpy()
 
     def rule_frame(self) -> pd.DataFrame:
         """Every query relation's rules with confidences, as Neural LP prints them."""
@@ -233,14 +174,14 @@ class LinkPredictor:
 
 def fit_link_predictor(kb: TripleKB, rank: int = 3, path_length: int = 3, epochs: int = 10, lr: float = 0.1,
                        batch: int = 128, per_epoch: int = 4000, seed: int = 0,
-                       progress: Progress | None = None) -> LinkPredictor:
+                       progress: Progress | None = None, device: str | torch.device = "cpu") -> LinkPredictor:
     """Adam on -log(normalised score of the true object) of observed triples in both directions, with each
     query's own edge out of the graph; at most `per_epoch` queries per epoch (seeded sample), batched by
-    query relation so one weighted sparse matrix serves the whole batch."""
+    query relation so one weighted sparse matrix serves the whole batch; on `device` (a resolved torch device)."""
     progress = progress or null_progress
     t0 = time.perf_counter()
     torch.manual_seed(seed)
-    model = PathRules(kb, rank, path_length, seed)
+    model = PathRules(kb, rank, path_length, seed).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
     queries = both_directions(kb.observed, kb.R)
@@ -255,7 +196,7 @@ def fit_link_predictor(kb: TripleKB, rank: int = 3, path_length: int = 3, epochs
             c = chunks[i]
             x, y = torch.as_tensor(c[:, 0]), torch.as_tensor(c[:, 2])
             s = model(int(c[0, 1]), x, drop=y)
-            loss = -torch.log(s[torch.arange(len(c)), y].clamp(min=1e-20)).mean()
+            loss = -torch.log(s[torch.arange(len(c), device=s.device), y.to(s.device)].clamp(min=1e-20)).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()

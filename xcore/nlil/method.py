@@ -25,7 +25,7 @@ from xcore.methods.base import (
 )
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.mnlil import Config, LabelRules, fit_label
-from xcore.nlil.model import one_thread
+from xcore.nlil.model import one_thread, torch_device
 from xcore.nlil.rules import quality
 from xcore.runtime import Progress, scaled
 
@@ -63,44 +63,48 @@ RULE_SCORE = ScoreSpec(
 class NLILSettings(Settings):
     """Everything that decides an m-NLIL run."""
 
-    heads: tuple[str, ...] = ()
+    heads: tuple[str, ...] = Field((), title='Target labels (head predicates)')
     """Head predicates to learn (empty: every unary or binary predicate with targets, at most `max_heads`)."""
-    max_heads: int = Field(4, ge=1, le=64)
-    path_length: int = Field(2, ge=1, le=4)
-    depth: int = Field(2, ge=1, le=4)
-    statements: int = Field(6, ge=1, le=32)
-    width: int = Field(4, ge=1, le=16)
-    clusters: int = Field(3, ge=1, le=10)
-    init: Literal["kmeans", "frequency"] = "kmeans"
-    lam: float = Field(0.1, ge=0.0, le=100.0)
-    rounds: int = Field(4, ge=1, le=50)
-    epochs: int = Field(100, ge=1, le=5000)
-    lr: float = Field(0.05, gt=0.0, le=1.0)
-    holdout: float = Field(0.25, ge=0.0, lt=1.0)
+    max_heads: int = Field(4, ge=1, le=64, title='Most labels trained')
+    path_length: int = Field(2, ge=1, le=4, title='Path length T')
+    depth: int = Field(2, ge=1, le=4, title='Formula depth')
+    statements: int = Field(6, ge=1, le=32, title='Primitive statements')
+    width: int = Field(4, ge=1, le=16, title='Formulas per level')
+    clusters: int = Field(3, ge=1, le=10, title='Clusters (rules per label)')
+    init: Literal["kmeans", "frequency"] = Field("kmeans", title='Initialise by')
+    """k-means on node embeddings, or by the most frequent neighbour class (the paper's GQA choice)."""
+    lam: float = Field(0.1, ge=0.0, le=100.0, title='λ (distance to centre)')
+    rounds: int = Field(4, ge=1, le=50, title='Rounds (Algorithm 1)')
+    epochs: int = Field(100, ge=1, le=5000, title='Epochs per round')
+    lr: float = Field(0.05, gt=0.0, le=1.0, title='Learning rate')
+    holdout: float = Field(0.25, ge=0.0, lt=1.0, title='Held-out share')
     """Share of the labelled examples held out (by example, seeded, stratified) for heads without a held-out
     set of their own; 0 trains and evaluates on all of them (in-sample)."""
-    negatives: int = Field(2, ge=0, le=20)
+    negatives: int = Field(2, ge=0, le=20, title='Negatives per positive')
     """Random negatives per positive (always for binary heads; for unary heads only without labelled negatives)."""
-    eval: Literal["rules", "link-prediction"] = "rules"
+    eval: Literal["rules", "link-prediction"] = Field("rules", title='Evaluation')
     """rules: m-NLIL per head, rule precision/recall; link-prediction: path rules for every binary relation
     and its inverse (Neural LP style), filtered MRR and Hits@1/3/10 on the held-out triples, both directions."""
-    rank: int = Field(3, ge=1, le=16)
+    rank: int = Field(3, ge=1, le=16, title='Rules per relation')
     """link-prediction: rules (soft chains of `path_length` steps) per query relation"""
-    kg_epochs: int = Field(8, ge=1, le=500)
+    kg_epochs: int = Field(8, ge=1, le=500, title='Epochs')
     """link-prediction: epochs, each over at most `kg_queries` observed triples (both directions)"""
-    kg_queries: int = Field(8000, ge=100, le=10_000_000)
-    kg_lr: float = Field(0.1, gt=0.0, le=1.0)
-    attention: Literal["table"] = "table"
+    kg_queries: int = Field(8000, ge=100, le=10_000_000, title='Triples per epoch')
+    kg_lr: float = Field(0.1, gt=0.0, le=1.0, title='Learning rate (link prediction)')
+    attention: Literal["table"] = Field("table", title='Attention generator')
     """Attention generator: learned attention tables (NLIL's Transformer generators are not built)."""
-    mode: Literal["truth", "gcn"] = "truth"
+    mode: Literal["truth", "gcn"] = Field("truth", title='Rules for')
     """truth: learn rules for the labels; gcn: train a 2-layer GCN on the labels, learn rules for its predictions."""
-    gcn_epochs: int = Field(200, ge=1, le=5000)
-    explainer_epochs: int = Field(100, ge=1, le=2000)
-    compare_nodes: int = Field(20, ge=1, le=500)
+    gcn_epochs: int = Field(200, ge=1, le=5000, title='GCN epochs')
+    explainer_epochs: int = Field(100, ge=1, le=2000, title='GNNExplainer epochs')
+    compare_nodes: int = Field(20, ge=1, le=500, title='Nodes compared with GNNExplainer')
     """GCN mode: how many test nodes the rules and GNNExplainer are compared on."""
-    n_jobs: int = Field(1, ge=1, le=8)
-    explain_targets: int = Field(50, ge=1, le=10_000)
-    seed: int = Field(0, ge=0)
+    n_jobs: int = Field(1, ge=1, le=8, title='Parallel workers')
+    device: Literal["cpu", "cuda", "auto"] = Field("auto", title="Device")
+    """torch device of link-prediction training and ranking: cpu (the tested path), cuda (a ConfigError when
+    torch finds no CUDA GPU) or auto (CUDA when available); rules mode always runs on the CPU."""
+    explain_targets: int = Field(50, ge=1, le=10_000, title='Predictions explained up front')
+    seed: int = Field(0, ge=0, title='Seed')
 
     def config(self) -> Config:
         return Config(statements=self.statements, path_length=self.path_length, depth=self.depth, width=self.width,
@@ -497,7 +501,7 @@ def run_link_prediction(dataset: RelationalDataset, settings: NLILSettings, prog
     """Path rules for every relation and its inverse; filtered MRR/Hits@k over the held-out triples both ways."""
     from xcore.nlil.linkpred import evaluate, fit_link_predictor, triple_kb
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     kb = triple_kb(dataset)
     heads = planned_heads(dataset, settings)[0]
     unknown = [h for h in heads if h not in kb.relations]
@@ -505,11 +509,12 @@ def run_link_prediction(dataset: RelationalDataset, settings: NLILSettings, prog
         raise XcoreError(f"head {unknown[0]!r} is not a binary relation of the dataset")
     if not len(kb.held_out):
         raise XcoreError("link prediction needs held-out true triples (a test file, or atoms with truth 1)")
+    device = torch_device(settings.device)
     with one_thread():
         lp = fit_link_predictor(kb, rank=settings.rank, path_length=settings.path_length, epochs=settings.kg_epochs,
                                 lr=settings.kg_lr, per_epoch=settings.kg_queries, seed=settings.seed,
-                                progress=scaled(progress, 0.0, 0.85))
-        t1 = time.perf_counter()
+                                progress=scaled(progress, 0.0, 0.85), device=device)
+        t1, c1 = time.perf_counter(), time.process_time()
         wanted = np.isin(kb.held_out[:, 1], [kb.relations.index(h) for h in heads])
         test = kb.held_out[wanted]
         overall, per_rel, ranks, scores = evaluate(lp, test, progress=scaled(progress, 0.85, 1.0), with_ranks=True)
@@ -523,12 +528,13 @@ def run_link_prediction(dataset: RelationalDataset, settings: NLILSettings, prog
                              extras={"head": r.relation}) for r in rules.itertuples(index=False)]
     summary = Explanation(target="model", target_text="path rules per relation (and its inverse)", method="nlil",
                           items=items, ordering="given", score_spec=PATH_RULE_SCORE)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     return Run(method="nlil", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
                explanations={}, summary=summary, metrics={**overall, "queries": float(2 * len(test))},
                timings={"fit": t1 - t0, "train": lp.seconds, "explain": t2 - t1}, dataset=dataset.name, model=lp,
                extras={"eval": "link-prediction", "link_prediction": per_rel, "path_rules": rules,
-                       "heads": heads, "heads_dropped": [], "loss_curve": lp.losses,
+                       "heads": heads, "heads_dropped": [], "loss_curve": lp.losses, "device": str(device),
+                       "cpu_seconds": {"fit": c1 - c0, "evaluate": c2 - c1},
                        "ties": "filtered ranks; ties count half (1 + #higher + #equal / 2)"})
 
 
@@ -539,6 +545,7 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
     eval='link-prediction', path rules per relation with filtered MRR and Hits@k)."""
     if settings.eval == "link-prediction":
         return run_link_prediction(dataset, settings, progress)
+    torch_device(settings.device)  # the same error for a missing GPU in either mode; rules mode runs on the CPU
     t0 = time.perf_counter()
     with one_thread():
         est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.85), estimator)
@@ -566,7 +573,7 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
                explanations=exps, summary=est.summary(rules), metrics=metrics,
                timings={"fit": t1 - t0, "train": train_time, "explain": t2 - t1}, dataset=dataset.name, model=est,
                extras={"rules": rules, "history": {h: lr.history for h, lr in est.labels_.items()},
-                       "collapse": {h: lr.collapse for h, lr in est.labels_.items()},
+                       "collapse": {h: lr.collapse_notes() for h, lr in est.labels_.items()},
                        "loss_curves": {h: lr.loss_curves for h, lr in est.labels_.items()},
                        "in_sample": dict(est.in_sample_), "config": asdict(settings.config()),
                        "heads": list(est.labels_), "heads_dropped": list(est.dropped_heads_),
@@ -576,6 +583,6 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
-    run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="m-NLIL rules",
+    run=run, applicable=applicable, default_settings=default_settings, sample="scenes_demo",
+    page="app_pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="m-NLIL rules",
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")

@@ -84,6 +84,16 @@ class LabelRules:
     loss_curves: list[list[float]] = field(default_factory=list)
     collapse: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    why: str | None = None
+    """When fewer distinct rules than clusters asked for came out: why, in words (None otherwise)."""
+
+    def collapse_notes(self) -> list[str]:
+        """What a user reads about a collapse: the reason in words first, then what happened round by round."""
+        if not self.collapse:
+            return []
+        if self.why is None:
+            return list(self.collapse)
+        return [f"{self.why} What happened: {'; '.join(self.collapse)}."]
 
     @property
     def union(self) -> Rule:
@@ -229,8 +239,43 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
     if same:
         collapse.append(f"{same} cluster(s) learned the same rule as another cluster")
     members = [pos[assign == c] for c in range(k)] if len(pos) else [np.zeros(0, int)]
+    why = collapse_reason(kb, q, rules, cfg) if collapse else None
     return LabelRules(q.head, q.arity, models, rules, members, history, curves, collapse,
-                      {"train": train_time, "total": time.perf_counter() - t0})
+                      {"train": train_time, "total": time.perf_counter() - t0}, why)
+
+
+def collapse_reason(kb: KB, q: Queries, rules: list[Rule], cfg: Config) -> str | None:
+    """Why fewer distinct rules than `cfg.clusters` came out, in words, from the rules executed on the
+    training queries: one rule already covers (nearly) every positive, too few positives for the clusters'
+    minimum size, or clusters whose examples were not separable."""
+    distinct = list({r.body: r for r in rules}.values())
+    if len(distinct) >= cfg.clusters:
+        return None
+    pos = q.label > 0.5
+    n_pos = int(pos.sum())
+    head = (f"{len(distinct)} distinct rule{'s' if len(distinct) != 1 else ''} for {q.head} where "
+            f"{cfg.clusters} clusters were asked for")
+    if not n_pos:
+        return f"{head}: there is no positive training example to divide among clusters."
+    fired = kb.store().fires(distinct, q.frame(kb))  # (queries, rules), by DuckDB on the facts
+    recall = fired[pos].mean(0)
+    precision = (fired & pos[:, None]).sum(0) / np.maximum(fired.sum(0), 1)
+    reasons = []
+    best = int(recall.argmax())
+    if recall[best] >= 0.95:
+        reasons.append(f"one rule, {distinct[best].text}, already covers {int(fired[pos, best].sum())} of the "
+                       f"{n_pos} positive training examples (precision {precision[best]:.2f}), so the label needs "
+                       "no second rule here: every example is explained by it, and the other clusters lost their "
+                       "examples to it or learned the same rule")
+    if n_pos < cfg.clusters * cfg.min_cluster:
+        reasons.append(f"only {n_pos} positive training example{'s' if n_pos != 1 else ''} for {cfg.clusters} "
+                       f"clusters of at least {cfg.min_cluster} each")
+    if not reasons:
+        reasons.append(f"the positives were not separated into groups that different rules explain better (the "
+                       f"best rule covers {recall[best]:.0%} of them); the clusters' networks were drawn to the "
+                       "same pattern. More rounds, a larger lambda, frequency initialisation or fewer clusters "
+                       "may separate them")
+    return f"{head}: " + "; and ".join(reasons) + "."
 
 
 def _model(ops: Operators, q: Queries, cfg: Config, state: dict, seed: int) -> NLIL:

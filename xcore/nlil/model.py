@@ -133,6 +133,23 @@ class NLIL(nn.Module):
         return And(left, right) if int(self.conn[level - 1][i].argmax()) == 0 else Or(left, right)
 
 
+def torch_device(name: str) -> torch.device:
+    """The torch device of the `device` setting: "cpu"; "cuda" (ConfigError naming the field when torch sees
+    no CUDA GPU); "auto" (CUDA when available, else CPU)."""
+    from xcore.errors import ConfigError
+
+    available = torch.cuda.is_available()
+    if name == "cpu" or (name == "auto" and not available):
+        return torch.device("cpu")
+    if name in ("cuda", "auto"):
+        if not available:
+            raise ConfigError("device 'cuda' needs a CUDA GPU, and torch finds none here "
+                              f"(torch {torch.__version__}, torch.cuda.is_available() is False): use "
+                              "device=cpu or device=auto", field="device")
+        return torch.device("cuda")
+    raise ConfigError(f"unknown device {name!r}: use cpu, cuda or auto", field="device")
+
+
 @contextmanager
 def one_thread():
     """Run torch on one thread: NLIL's operations are small, and on a shared 2-core machine intra-op

@@ -13,6 +13,8 @@ looking" or last one, otherwise the most frequent), shown as `positive_class_`.
 
 from __future__ import annotations
 
+import copy
+
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -173,6 +175,16 @@ class PLKBClassifier(ClassifierMixin, BaseEstimator):
         self.knowledge_kb_ = KB.concat([self.knowledge_kb_, extra])
         self._set_kb(KB.concat([self.kb_, extra]))
         return extra
+
+    def with_kb(self, kb: KB) -> "PLKBClassifier":
+        """A copy of this fitted classifier reasoning with `kb` (same domain); this one is left as it is,
+        so a cached, shared classifier can serve experiments from several sessions at once."""
+        self._check_fitted()
+        if kb.domain != self.domain_:
+            raise XcoreError("the new KB has a different domain from the fitted one")
+        other = copy.copy(self)
+        other._set_kb(kb)
+        return other
 
     def set_kb(self, kb: KB) -> "PLKBClassifier":
         """Replace the KB (same domain), e.g. a polluted copy for the pollution experiment."""

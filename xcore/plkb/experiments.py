@@ -60,7 +60,8 @@ def pollution_curve(clf, X_test: pd.DataFrame, y_test: Sequence, fractions: Sequ
                     seed: int = 0, progress: Progress | None = None) -> pd.DataFrame:
     """Test accuracy and F1 as random clauses (a fraction of the KB size) are added (Fig. 4).
 
-    Random clause lengths follow the learned KB's lengths. The classifier's KB is restored after.
+    Random clause lengths follow the learned KB's lengths. `clf` itself is not changed (each step
+    reasons with a copy holding the polluted KB).
     """
     base = clf.kb_
     feat_lengths = base.lengths - 1
@@ -68,19 +69,16 @@ def pollution_curve(clf, X_test: pd.DataFrame, y_test: Sequence, fractions: Sequ
     codes = clf.encode(X_test)
     truth = clf.binary_labels(y_test)
     rows = []
-    try:
-        for i, frac in enumerate(fractions):
-            n_rand = int(round(frac * len(base)))
-            kb = base if n_rand == 0 else KB.concat([base, random_clauses(base.domain, n_rand, feat_lengths, seed + i)])
-            clf.set_kb(kb)
-            pred = clf.reasoner_.intervals(codes, _step(progress, i, len(fractions)))["positive"].to_numpy()
-            m = binary_metrics(truth, pred)
-            rows.append({"fraction": float(frac), "n_random": n_rand, "kb_size": len(kb),
-                         "accuracy": m["accuracy"], "f1": m["f1"]})
-            if progress is not None:
-                progress((i + 1) / len(fractions), f"{n_rand} random clauses: accuracy {m['accuracy']:.3f}")
-    finally:
-        clf.set_kb(base)
+    for i, frac in enumerate(fractions):
+        n_rand = int(round(frac * len(base)))
+        kb = base if n_rand == 0 else KB.concat([base, random_clauses(base.domain, n_rand, feat_lengths, seed + i)])
+        polluted = clf.with_kb(kb)
+        pred = polluted.reasoner_.intervals(codes, _step(progress, i, len(fractions)))["positive"].to_numpy()
+        m = binary_metrics(truth, pred)
+        rows.append({"fraction": float(frac), "n_random": n_rand, "kb_size": len(kb),
+                     "accuracy": m["accuracy"], "f1": m["f1"]})
+        if progress is not None:
+            progress((i + 1) / len(fractions), f"{n_rand} random clauses: accuracy {m['accuracy']:.3f}")
     return pd.DataFrame(rows)
 
 
@@ -330,16 +328,13 @@ def _curve(clf, X_test: pd.DataFrame, y_test: Sequence, extras: Sequence[tuple[i
     codes = clf.encode(X_test)
     truth = clf.binary_labels(y_test)
     rows = []
-    try:
-        for i, (n_added, extra) in enumerate(extras):
-            clf.set_kb(base if n_added == 0 else KB.concat([base, extra]))
-            pred = clf.reasoner_.intervals(codes, _step(progress, i, len(extras)))["positive"].to_numpy()
-            rows.append({"n_added": n_added, "kb_size": len(clf.kb_), "accuracy": float(accuracy_score(truth, pred)),
-                         "f1": float(f1_score(truth, pred, zero_division=0))})
-            if progress is not None:
-                progress((i + 1) / len(extras), f"{n_added} clauses added: F1 {rows[-1]['f1']:.3f}")
-    finally:
-        clf.set_kb(base)
+    for i, (n_added, extra) in enumerate(extras):
+        step = clf.with_kb(base if n_added == 0 else KB.concat([base, extra]))
+        pred = step.reasoner_.intervals(codes, _step(progress, i, len(extras)))["positive"].to_numpy()
+        rows.append({"n_added": n_added, "kb_size": len(step.kb_), "accuracy": float(accuracy_score(truth, pred)),
+                     "f1": float(f1_score(truth, pred, zero_division=0))})
+        if progress is not None:
+            progress((i + 1) / len(extras), f"{n_added} clauses added: F1 {rows[-1]['f1']:.3f}")
     return pd.DataFrame(rows)
 
 
@@ -347,7 +342,7 @@ def knowledge_curve(clf, X_test: pd.DataFrame, y_test: Sequence, seed_string: Se
                     counts: Sequence[int] = (0, 10, 25, 50, 100, 150, 252), seed: int = 0,
                     progress: Progress | None = None, clauses: KB | str | None = None) -> pd.DataFrame:
     """Paper Fig. 4a: test accuracy and F1 as `counts` true clauses are added (nested: each set
-    contains the previous); the KB is restored. The clauses are `seed_clauses` of the synthetic
+    contains the previous); `clf` is not changed. The clauses are `seed_clauses` of the synthetic
     strings' `seed_string`, or, for other data, the given `clauses` (a KB or text, in order)."""
     if clauses is not None:
         pool = clauses if isinstance(clauses, KB) else KB.from_text(clauses, clf.domain_, source="knowledge")

@@ -333,5 +333,5 @@ def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress |
 SPEC = MethodSpec(
     key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY, MODEL_SHAP),
     run=run, applicable=applicable, default_settings=default_settings, sample="titanic_like",
-    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, surrogate="the classifier's knowledge base", page="pages/plkb.py", icon=":material/table_chart:",
+    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, surrogate="the classifier's knowledge base", page="app_pages/plkb.py", icon=":material/table_chart:",
     paper="Fan, Liu & Henderson, Explainable AI for Classification using Probabilistic Logic Inference")

@@ -56,17 +56,24 @@ def applicable(dataset: RelationalDataset) -> str | None:
     return None
 
 
+def target_defaults(dataset: RelationalDataset, target: str) -> dict:
+    """The settings whose defaults depend on the chosen target: its block predicate (LastFM's rated),
+    the closed-world reading when every label is 1, and on a 0/1 unary target T(A) (a base-rate-relative
+    signal) calibrated joint weights with counterparts."""
+    unary = binary_unary(dataset, target)
+    return {"block": "rated" if "rated" in dataset.schema.names and target == "rating" else None,
+            "closed_world": all_positive(dataset, target),
+            "weight_learning": "calibrated" if unary else "per_rule", "counterparts": unary}
+
+
 def default_settings(dataset: RelationalDataset) -> ESMSSettings:
     """Settings suited to `dataset`: the demo's on the LastFM sample, else its first binary target."""
     targets = esms_targets(dataset)
     if not targets:
         return DEMO_SETTINGS
     target = "rating" if "rating" in targets else targets[0]
-    block = "rated" if "rated" in dataset.schema.names and target == "rating" else None
-    unary = binary_unary(dataset, target)  # base-rate-relative signal: joint weights, counterparts
-    return ESMSSettings(target=target, block=block, rules_per_model=10, iterations=20,
-                        gamma=DEMO_SETTINGS.gamma, closed_world=all_positive(dataset, target),
-                        weight_learning="calibrated" if unary else "per_rule", counterparts=unary)
+    return ESMSSettings(target=target, rules_per_model=10, iterations=20, gamma=DEMO_SETTINGS.gamma,
+                        **target_defaults(dataset, target))
 
 
 class ESMSEstimator(Estimator):
@@ -189,5 +196,5 @@ def reinfer(run: Run, text: str) -> Run:
 SPEC = MethodSpec(
     key="esms", title="ESMS — explainable PSL", settings_type=ESMSSettings, explainers=(GROUND_RULES,),
     run=run, applicable=applicable, default_settings=default_settings, sample="lastfm_demo",
-    estimator_type=ESMSEstimator, explainer_map=EXPLAINERS, surrogate="ESMS rules", page="pages/esms.py", icon=":material/account_tree:",
+    estimator_type=ESMSEstimator, explainer_map=EXPLAINERS, surrogate="ESMS rules", page="app_pages/esms.py", icon=":material/account_tree:",
     paper="Embar, Srinivasan & Getoor, Learning Explainable Templated Graphical Models (UAI 2022)")

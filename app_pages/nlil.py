@@ -1,32 +1,24 @@
 """m-NLIL page: several lifted rules per label from graph-structured data, each with precision, recall,
-support and the examples it covers; the rule drawn as a graph pattern and the subgraph that fires it."""
+support and the examples it covers; the rule drawn as a graph pattern and the subgraph that fires it.
+
+A view: the form comes from `NLILSettings`, the layout from `ui.method_page`, every result from `xcore`."""
 
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, 
-    applicability_gate,
-    global_panel,
-    quality_panel,
-    derived,
-    explanation_panel,
-    metrics_row,
-    predictions_browser,
-    run_button,
-    run_downloads,
-    stale_notice,
-)
+from ui.common import guarded, set_dataset
+from ui.components import derived, explanation_panel
+from ui.forms import FormLayout, settings_form as form
+from ui.method_page import Tab, method_page
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
-from xcore.methods import Run
+from xcore.methods import REGISTRY, Run
 from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads, is_knowledge_graph, planned_heads
 from xcore.nlil.rules import groundings
 from xcore.nlil.viz import pattern_figure
-from xcore.viz.common import styled
+from xcore.viz.nlil_figures import loss_curves_figure
 
 METHOD = "nlil"
 
@@ -47,60 +39,50 @@ def generator() -> None:
                 st.rerun()
 
 
-def link_prediction_form(ds: RelationalDataset) -> NLILSettings | None:
-    """Settings of a link-prediction run: path length, rules per relation, epochs; every relation is trained."""
-    c = st.columns(5)
-    T = c[0].slider("Path length T", 1, 4, 2, key="nlil_kg_T")
-    rank = c[1].number_input("Rules per relation", 1, 16, 3, key="nlil_kg_rank")
-    epochs = c[2].number_input("Epochs", 1, 200, 8, key="nlil_kg_epochs")
-    per = c[3].number_input("Triples per epoch", 100, 1_000_000, 8000, step=1000, key="nlil_kg_queries")
-    seed = c[4].number_input("Seed", 0, 10_000, 0, key="nlil_kg_seed")
-    rels = [p.name for p in ds.schema if p.arity == 2]
-    st.caption(f"Will train every relation and its inverse ({len(rels)} relations, {2 * len(rels)} query "
-               "relations) and rank the held-out triples both ways: filtered MRR and Hits@1/3/10, ties counted half.")
-    return guarded(NLILSettings, eval="link-prediction", path_length=int(T), rank=int(rank), kg_epochs=int(epochs),
-                   kg_queries=int(per), seed=int(seed))
+def rules_mode(values) -> bool:
+    return values["eval"] == "rules"
+
+
+def heads_note(ds: RelationalDataset, values) -> str | None:
+    """Which labels will be trained, and which the default leaves out (max_heads)."""
+    if not rules_mode(values):
+        rels = [p.name for p in ds.schema if p.arity == 2]
+        return (f"Will train every relation and its inverse ({len(rels)} relations, {2 * len(rels)} query relations) "
+                "and rank the held-out triples both ways: filtered MRR and Hits@1/3/10, ties counted half.")
+    default, dropped = planned_heads(ds, NLILSettings())
+    left = (f"By default the first {len(default)} of {len(default) + len(dropped)} labels are chosen (max_heads); "
+            "left out: " + ", ".join(dropped) + ". Add them above to train them too. ") if dropped else ""
+    return left + "Will train: " + (", ".join(values["heads"]) if values["heads"] else "nothing")
+
+
+def form_layout(ds: RelationalDataset) -> FormLayout:
+    """Where m-NLIL's settings go (the fields come from `NLILSettings`)."""
+    unary = lambda v: all(ds.schema[h].arity == 1 for h in v["heads"] or ())  # noqa: E731
+    return FormLayout(
+        rows=(("eval",), ("heads",), ("path_length", "depth", "clusters", "lam", "init"),
+              ("rank", "kg_epochs", "kg_queries"), ("statements", "width", "epochs", "rounds", "seed"), ("mode",)),
+        widgets={"eval": "radio", "init": "radio", "mode": "radio", "path_length": "slider", "depth": "slider",
+                 "clusters": "slider"},
+        steps={"lam": 0.05, "epochs": 10, "kg_queries": 1000},
+        choices={"eval": lambda d, v: ["link-prediction", "rules"] if is_knowledge_graph(d) else ["rules"],
+                 "heads": lambda d, v: candidate_heads(d)},
+        labels={"mode": {"truth": "the labels", "gcn": "a 2-layer GCN's predictions (compared with GNNExplainer)"}.get},
+        follow=lambda d, v: {"heads": planned_heads(d, NLILSettings())[0]},
+        show_if={**{f: rules_mode for f in ("heads", "depth", "clusters", "lam", "init", "statements", "width",
+                                            "epochs", "rounds", "mode")},
+                 **{f: lambda v: not rules_mode(v) for f in ("rank", "kg_epochs", "kg_queries")}},
+        disable_if={"mode": lambda v: not unary(v)},
+        notes={"eval": heads_note})
 
 
 def settings_form(ds: RelationalDataset) -> NLILSettings | None:
-    kg = is_knowledge_graph(ds)
-    mode = st.radio("Evaluation", ["link-prediction", "rules"] if kg else ["rules"], horizontal=True, key="nlil_eval",
-                    help="link-prediction: Neural-LP-style path rules for every relation, ranked as in the "
-                         "literature; rules: m-NLIL's several rules per label with precision and recall.")
-    if mode == "link-prediction":
-        return link_prediction_form(ds)
-    heads = candidate_heads(ds)
-    if any(h not in heads for h in st.session_state.get("nlil_heads", [])):
-        st.session_state.pop("nlil_heads", None)  # a choice made on other data
-    default, dropped = planned_heads(ds, NLILSettings())
-    chosen = st.multiselect("Target labels (head predicates)", heads, default=default, key="nlil_heads")
-    if dropped:
-        st.caption(f"By default the first {len(default)} of {len(heads)} labels are chosen (max_heads); left out: "
-                   + ", ".join(dropped) + ". Add them above to train them too.")
-    st.caption("Will train: " + (", ".join(chosen) if chosen else "nothing"))
-    c = st.columns(5)
-    T = c[0].slider("Path length T", 1, 4, 2, key="nlil_T")
-    depth = c[1].slider("Formula depth", 1, 3, 2, key="nlil_depth")
-    clusters = c[2].slider("Clusters (rules per label)", 1, 6, 3, key="nlil_k")
-    lam = c[3].number_input("λ (distance to centre)", 0.0, 100.0, 0.1, step=0.05, key="nlil_lam")
-    init = c[4].radio("Initialise by", ["kmeans", "frequency"], key="nlil_init",
-                      help="k-means on node embeddings, or by the most frequent neighbour class (the paper's GQA choice)")
-    c = st.columns(5)
-    statements = c[0].number_input("Primitive statements", 1, 32, 6, key="nlil_S")
-    width = c[1].number_input("Formulas per level", 1, 16, 4, key="nlil_W")
-    epochs = c[2].number_input("Epochs per round", 10, 2000, 100, step=10, key="nlil_epochs")
-    rounds = c[3].number_input("Rounds (Algorithm 1)", 1, 20, 4, key="nlil_rounds")
-    seed = c[4].number_input("Seed", 0, 10_000, 0, key="nlil_seed")
-    unary = all(ds.schema[h].arity == 1 for h in chosen)
-    gcn = st.toggle("GCN mode: train a 2-layer GCN, learn rules for its predictions, compare with GNNExplainer",
-                    key="nlil_gcn", disabled=not unary,
-                    help="Node classification only (unary labels).")
-    if not chosen:
+    settings = form(REGISTRY[METHOD], ds, form_layout(ds))
+    if settings is not None and settings.eval == "rules" and not settings.heads:
         st.info("Choose at least one target label.")
         return None
-    return guarded(NLILSettings, heads=tuple(chosen), path_length=int(T), depth=int(depth), clusters=int(clusters),
-                   lam=float(lam), init=init, statements=int(statements), width=int(width), epochs=int(epochs),
-                   rounds=int(rounds), seed=int(seed), mode="gcn" if gcn and unary else "truth")
+    if settings is not None and settings.mode == "gcn" and any(ds.schema[h].arity != 1 for h in settings.heads):
+        return guarded(settings.replace, mode="truth")  # GCN mode: node classification (unary labels) only
+    return settings
 
 
 def show_link_prediction(run: Run) -> None:
@@ -110,10 +92,8 @@ def show_link_prediction(run: Run) -> None:
     st.dataframe(run.extras["link_prediction"].round(3), hide_index=True, width="stretch", key="nlil_lp_table")
     st.markdown("**Rules per relation** (argmax of each rule's attentions, with the product of those attentions)")
     st.dataframe(run.extras["path_rules"].round(4), hide_index=True, width="stretch", key="nlil_lp_rules")
-    fig = go.Figure()
-    fig.add_scatter(y=run.extras["loss_curve"], mode="lines+markers", name="loss")
-    fig.update_layout(xaxis_title="epoch", yaxis_title="-log share of the true object")
-    st.plotly_chart(styled(fig, "Training loss"), width="stretch", key="nlil_lp_loss")
+    st.plotly_chart(loss_curves_figure({"loss": run.extras["loss_curve"]}, "-log share of the true object",
+                                       mode="lines+markers"), width="stretch", key="nlil_lp_loss")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, fit {run.timings.get('fit', 0):.1f} s.")
 
 
@@ -204,56 +184,38 @@ def show_gcn(run: Run) -> None:
 
 def show_training(run: Run) -> None:
     """Loss per epoch of every cluster network, and Algorithm 1's rounds."""
-    fig = go.Figure()
-    for h, curves in run.extras["loss_curves"].items():
-        for c, curve in enumerate(curves):
-            fig.add_scatter(y=curve, mode="lines", name=f"{h} · cluster {c}")
-    fig.update_layout(xaxis_title="epoch (all rounds)", yaxis_title="binary cross-entropy")
-    st.plotly_chart(styled(fig, "Training loss"), width="stretch", key="nlil_loss")
+    curves = {f"{h} · cluster {c}": curve for h, per in run.extras["loss_curves"].items()
+              for c, curve in enumerate(per)}
+    st.plotly_chart(loss_curves_figure(curves, "binary cross-entropy", x_title="epoch (all rounds)"),
+                    width="stretch", key="nlil_loss")
     rows = [{"head": h, **r} for h, hist in run.extras["history"].items() for r in hist]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="nlil_history")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, whole fit {run.timings.get('fit', 0):.1f} s.")
 
 
-st.title("m-NLIL: several rules per label")
-st.caption("m-NLIL (*Inducing Multiple Interpretable Rules from Graph-Structured Data*) on Neural Logic Inductive "
-           "Learning (Yang & Song, ICLR 2020): differentiable rule learning with TensorLog operators, one network "
-           "per cluster of examples, rules read from the attentions and checked by executing them on the facts.")
-generator()
-ds = applicability_gate(METHOD, get_dataset())
-st.caption(f"Data: **{ds.name}** — {len(ds.schema)} predicates")
-settings = settings_form(ds)
-run = run_button(METHOD, ds, settings, label="Train", key="nlil_train")
-stale_notice(METHOD, ds, settings, run)
+def link_prediction(run: Run) -> bool:
+    return run.extras.get("eval") == "link-prediction"
 
-if run is not None and run.extras.get("eval") == "link-prediction":
-    metrics_row(run.metrics, ["mrr", "hits@1", "hits@3", "hits@10"])
-    tabs = st.tabs(["Link prediction", "Predictions", "Downloads"])
-    with tabs[0]:
-        show_link_prediction(run)
-    with tabs[1]:
-        st.dataframe(run.predictions, hide_index=True, width="stretch", key="nlil_lp_preds")
-    with tabs[2]:
-        run_downloads(run, key="nlil_dl")
-elif run is not None:
-    metrics_row(run.metrics, ["precision", "recall", "accuracy", "rules", "clusters_collapsed"])
-    tabs = st.tabs(["Rules", "Predictions & explanations", "Global view", "Model quality", "Training",
-                    "GCN explainer", "Downloads", "Verify"])
-    with tabs[0]:
-        show_rules(run)
-    with tabs[1]:
-        target = predictions_browser(run.predictions, key="nlil_pred")
-        if target is not None:
-            show_target(run, target)
-    with tabs[2]:
-        global_panel(run, key="nlil_global")
-    with tabs[3]:
-        quality_panel(run, key="nlil_quality")
-    with tabs[4]:
-        show_training(run)
-    with tabs[5]:
-        show_gcn(run)
-    with tabs[6]:
-        run_downloads(run, key="nlil_dl")
-    with tabs[-1]:
-        verify_panel(run, ds, key="nlil_verify")
+
+def tabs_of(run: Run) -> list[Tab]:
+    """m-NLIL's own tabs: link prediction's table and predictions, or the rules, training and GCN views."""
+    if link_prediction(run):
+        return [Tab("Link prediction", lambda ctx: show_link_prediction(ctx.run)),
+                Tab("Predictions", lambda ctx: st.dataframe(ctx.run.predictions, hide_index=True, width="stretch",
+                                                            key="nlil_lp_preds"))]
+    return [Tab("Rules", lambda ctx: show_rules(ctx.run)), Tab("Training", lambda ctx: show_training(ctx.run)),
+            Tab("GCN explainer", lambda ctx: show_gcn(ctx.run))]
+
+
+method_page(
+    REGISTRY[METHOD], tabs_of,
+    title="m-NLIL: several rules per label",
+    intro="m-NLIL (*Inducing Multiple Interpretable Rules from Graph-Structured Data*) on Neural Logic Inductive "
+          "Learning (Yang & Song, ICLR 2020): differentiable rule learning with TensorLog operators, one network per "
+          "cluster of examples, rules read from the attentions and checked by executing them on the facts.",
+    form=settings_form, run_label="Train", button_key="nlil_train",
+    explain=lambda ctx, target: show_target(ctx.run, target),
+    metrics=lambda run: (["mrr", "hits@1", "hits@3", "hits@10"] if link_prediction(run)
+                         else ["precision", "recall", "accuracy", "rules", "clusters_collapsed"]),
+    data_tools=generator, data_caption=lambda ds: f"Data: **{ds.name}** — {len(ds.schema)} predicates",
+    standard_views=lambda run: not link_prediction(run))

@@ -1,6 +1,6 @@
 """The participant's side of the user study page: consent, one blinded screen at a time, answers saved.
 
-Views only (shared by `pages/study.py`): storage, blinding and the screens' content live in `xcore.study`.
+Views only (shared by `app_pages/study.py` and `study_app.py`): storage, blinding and the screens' content live in `xcore.study`.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.components import SESSION_RUNS, ensure_app_navigation, show_error
-from xcore.compare import (agreement_figures, compare_runs, disagreements, pair_summary, top_items_table)
+from ui.components import SESSION_RUNS, show_error
+from xcore.compare import compare_runs, disagreements, pair_summary, top_items_table
+from xcore.viz.agreement import agreement_figures
 from xcore.errors import XcoreError
 from xcore.methods import Run
 
@@ -37,7 +38,6 @@ def short_names(labels: list[str]) -> list[str]:
     return names if len(set(names)) == len(names) else [f"run{i + 1}" for i in range(len(labels))]
 
 
-ensure_app_navigation()
 st.title("Compare runs")
 st.caption("Runs on the same data — any methods, or one method with two settings — side by side. Items are "
            "matched by their canonical text; agreement is the top-k overlap and Spearman's rank correlation "

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import get_dataset, guarded
+from ui.common import guarded
+from ui.components import derived, explanation_panel, kept_result, predictions_browser, progress_bar
+from ui.forms import FormLayout, settings_form as form, widget_key
+from ui.method_page import PageContext, Tab, method_page
+from ui.state import SCOPES, keep, put, reset_on
 from xcore.explain.render import prediction_text
-from pages.components import (verify_panel, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
-                              progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
-from xcore.methods import Run
-from xcore.mln.method import (EXACT_LIMIT, LEGACY, NAMES, MLNSettings, any_arity_query, declared_query, n_query_atoms,
-                              text_setting)
+from xcore.methods import REGISTRY, Run
+from xcore.mln.method import (EXACT_LIMIT, LEGACY, MLNSettings, any_arity_query, declared_query, default_explainers,
+                              explainer_choices, n_query_atoms, text_setting)
 from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
-from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
+from xcore.mln.workflow import (TextSetting, evaluation_table, find_annotation, normalised,
                                 query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
                                 sweep_curves)
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
@@ -26,51 +28,58 @@ PART_TITLES = {"word": "Top word formulas", "relational": "Top relational formul
 
 # ---------------------------------------------------------------------- settings
 def rules_editor(ds: RelationalDataset, setting: TextSetting | None) -> str:
-    """The rules text, reset to the data's starting rules whenever the data changes."""
+    """The rules text, reset to the data's starting rules whenever the data changes; edits are kept across
+    navigation."""
     if "mln_rules_next" in st.session_state:  # learned weights replace the editor's text before it is drawn
-        st.session_state["mln_rules"] = st.session_state.pop("mln_rules_next")
-    if st.session_state.get("mln_rules_for") != ds.fingerprint():
-        st.session_state["mln_rules"] = guarded(starting_rules, ds, setting) or ""
-        st.session_state["mln_rules_for"] = ds.fingerprint()
-    return st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
+        put("mln_rules", st.session_state.pop("mln_rules_next"))
+    fingerprint = ds.fingerprint()
+    if st.session_state.get(SCOPES, {}).get("mln_rules") != fingerprint:
+        reset_on("mln_rules", fingerprint, guarded(starting_rules, ds, setting) or "")
+    keep("mln_rules", "")
+    text = st.text_area("Weighted first-order clauses (Alchemy syntax, e.g. `1.5 smokes(x) => cancer(x)`)",
                         height=180, key="mln_rules")
+    keep("mln_rules")
+    return text
 
 
-def settings_form(ds: RelationalDataset, target: str | None, setting: TextSetting | None, rules: str) -> MLNSettings | None:
-    c = st.columns([2, 2, 3])
-    learn = c[0].radio("Weight learning", ["none", "linear+pll", "pll"], horizontal=True, key="mln_learn_method",
-                       help="none: weights as written. linear+pll: word formulas from a logistic regression on the "
-                            "words (the paper uses an SVM), relational formulas by pseudo-likelihood. pll: every "
-                            "weight by pseudo-likelihood.")
-    n = n_query_atoms(ds)
-    inference = c[1].radio("Inference", ["exact", "gibbs"], index=0 if n <= EXACT_LIMIT else 1, horizontal=True,
-                           key="mln_method", help=f"Exact enumeration handles up to {EXACT_LIMIT} query atoms.")
-    available = [NAMES[label] for label in available_methods(setting)] if setting is not None else ["mln:m-explain"]
-    if any(x not in available for x in st.session_state.get("mln_methods", [])):
-        st.session_state.pop("mln_methods", None)
-    explainers = c[2].multiselect("Explainers", available, available, format_func=LEGACY.get, key="mln_methods",
-                                  help="LIME and SHAP explain a bag-of-words classifier and need word evidence.")
-    g = st.columns(4)
-    samples = g[0].number_input("Samples per chain", 100, 20_000, 1000, step=100, key="mln_samples",
-                                disabled=inference == "exact")
-    burn = g[1].number_input("Burn-in sweeps", 0, 5_000, 200, step=50, key="mln_burn", disabled=inference == "exact")
-    chains = g[2].number_input("Chains", 2, 64, 4, key="mln_chains", disabled=inference == "exact")
-    seed = g[3].number_input("Seed", 0, 10_000, 0, key="mln_seed")
-    x = st.columns(6)
-    C = x[0].slider("C (clusters per object)", 0.05, 1.0, 0.2, 0.05, key="mln_C")
-    S = x[1].slider("S (share sampled per cluster)", 0.05, 1.0, 0.5, 0.05, key="mln_S")
-    T = x[2].number_input("T (coalitions)", 1, 50, 10, key="mln_T")
-    k = x[3].number_input("Top-k per query", 3, 30, 10, key="mln_topk")
-    agg = x[4].selectbox("Rank aggregation", ["exact_footrule", "cemc"], key="mln_agg",
-                         help="How the coalitions' ranked lists are merged: the weighted-footrule objective solved "
-                              "exactly (fast, never worse), or Cross-Entropy Monte Carlo as in the paper.")
-    work = x[5].selectbox("Sampling work", ["equal", "per_coalition"], key="mln_work",
-                          help="equal: all coalitions together make as many sampler updates as one full-network run, "
-                               "so I-Explain and M-Explain are compared at equal work. per_coalition: every "
-                               "coalition gets the full sample count (the paper's setting, several times the work).")
-    return guarded(MLNSettings, target=target, rules=rules, learn=learn, inference=inference, n_samples=int(samples),
-                   burn_in=int(burn), n_chains=int(chains), explainers=tuple(explainers), C=float(C), S=float(S),
-                   T=int(T), top_k=int(k), aggregation=agg, work=work, seed=int(seed))
+def query_candidates(ds: RelationalDataset) -> list[str]:
+    """Query predicates to offer: I-Explain's (open unary) first, then M-Explain's of any arity; a loaded
+    program's declared query first of all."""
+    candidates = query_predicates(ds)
+    candidates += [p.name for p in ds.predicates if p.name not in candidates and any_arity_query(ds, p.name)]
+    if declared_query(ds) in candidates:
+        candidates.remove(declared_query(ds))
+        candidates.insert(0, declared_query(ds))
+    return candidates
+
+
+def inference_note(ds: RelationalDataset, values) -> str | None:
+    if values["inference"] != "auto":
+        return None
+    return f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here {n_query_atoms(ds)}), else Gibbs sampling."
+
+
+def not_exact(values) -> bool:
+    return values["inference"] == "exact"
+
+
+LAYOUT = FormLayout(
+    rows=(("target",), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
+          ("C", "S", "T", "top_k", "aggregation", "work")),
+    hidden=("rules",),
+    widgets={"learn": "radio", "inference": "radio", "C": "slider", "S": "slider"},
+    steps={"n_samples": 100, "burn_in": 50, "C": 0.05, "S": 0.05},
+    choices={"target": lambda d, v: query_candidates(d),
+             "explainers": lambda d, v: guarded(explainer_choices, d, v["target"]) or ["mln:m-explain"]},
+    labels={"explainers": LEGACY.get},
+    follow=lambda d, v: {"explainers": list(default_explainers(d, v["target"]))}, follow_on=("target",),
+    disable_if={"n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
+    notes={"inference": inference_note})
+"""Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor)."""
+
+
+def settings_form(ds: RelationalDataset) -> MLNSettings | None:
+    return form(REGISTRY[METHOD], ds, LAYOUT)
 
 
 # ---------------------------------------------------------------------- explanations tab
@@ -138,16 +147,16 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
                         width="stretch", key=f"{key}_graph")
 
 
-def explanations_tab(run: Run) -> None:
+def explanations_tab(run: Run) -> str | None:
     inference_diagnostics(run)
     target = predictions_browser(run.predictions, key="mln_pred", height=240)
     if target is None:
-        return
+        return None
     st.session_state["mln_selected"] = target
     names = list(run.explanations)
     if not names:
         st.info("No explainer applies to this data.")
-        return
+        return target
     c = st.columns(2)
     left = c[0].selectbox("Left", names, 0, format_func=LEGACY.get, key="mln_left")
     right = c[1].selectbox("Right", names, min(1, len(names) - 1), format_func=LEGACY.get, key="mln_right")
@@ -159,6 +168,7 @@ def explanations_tab(run: Run) -> None:
     with st.expander(f"{LEGACY[left]}: every formula of this query, ranked"):
         if target in run.explanations[left]:
             explanation_panel(run.explanations[left][target], key="mln_full", k=max(k, 10))
+    return target
 
 
 # ---------------------------------------------------------------------- model tab
@@ -232,7 +242,7 @@ def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation
     Cs = c[0].multiselect("C values", [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0], [0.1, 0.2, 0.5], key="mln_Cs")
     Ss = c[1].multiselect("S values", [0.1, 0.25, 0.5, 0.75, 1.0], [0.25, 0.5, 1.0], key="mln_Ss")
     grid = (tuple(sorted(Cs)), tuple(sorted(Ss)))
-    frame = run.extras.get("derived", {}).get(("sweep", grid))
+    frame = kept_result(run, "sweep", grid)
     if st.button("Run the sweep", key="mln_sweep_run"):
         report = progress_bar("I-Explain over the grid")
         frame = derived(run, "sweep", grid, lambda: sweep_coalitions(
@@ -250,51 +260,36 @@ def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation
 
 
 # ---------------------------------------------------------------------- page
-st.title("Markov logic — I-Explain")
-st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for Probabilistic Inference in "
-           "Markov Logic* (2021). A query is explained by the ground formulas that raise its probability most "
-           "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
-           "similar objects merged by weighted rank aggregation (I-Explain).")
-ds = applicability_gate(METHOD, get_dataset())
-candidates = query_predicates(ds)  # I-Explain's (unary); M-Explain also explains the others
-candidates += [p.name for p in ds.predicates if p.name not in candidates and any_arity_query(ds, p.name)]
-if declared_query(ds) in candidates:  # a loaded program's query predicate first
-    candidates.remove(declared_query(ds))
-    candidates.insert(0, declared_query(ds))
-if st.session_state.get("mln_target") not in candidates:
-    st.session_state.pop("mln_target", None)
-target = (st.selectbox("Query predicate to explain", candidates, key="mln_target",
-                       help="I-Explain explains the atoms of one open unary predicate, e.g. positive(review); "
-                            "M-Explain explains query atoms of any arity, e.g. advisedBy(x, y).")
-          if len(candidates) > 1 else (candidates[0] if candidates else None))
-setting = guarded(text_setting, ds, target)
-annotation = annotation_upload(ds)
-rules = rules_editor(ds, setting)
-settings = settings_form(ds, target, setting, rules)
-if not rules.strip():
-    st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
-    settings = None
-run = run_button(METHOD, ds, settings, label="Infer and explain every query", key="mln_run")
-stale_notice(METHOD, ds, settings, run)
+def form_with_rules(ds: RelationalDataset) -> MLNSettings | None:
+    """The generated settings, the sidebar's annotation upload, then the rules editor (its text is the
+    settings' `rules`)."""
+    settings = settings_form(ds)
+    target = settings.target if settings is not None else st.session_state.get(widget_key(METHOD, "target"))
+    setting = guarded(text_setting, ds, target)
+    DRAWN["annotation"] = annotation_upload(ds)
+    rules = rules_editor(ds, setting)
+    if not rules.strip():
+        st.error("The rule editor is empty: write at least one weighted clause, e.g. `1.5 smokes(x) => cancer(x)`.")
+        return None
+    return None if settings is None else guarded(settings.replace, rules=rules)
 
-if run is not None:
-    metrics_row(run.metrics)
-    st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s" for k, v in run.timings.items()))
-    tabs = st.tabs(["Predictions & explanations", "Global view", "Model quality", "Model", "Coalitions", "Evaluation",
-                    "Downloads", "Verify"])
-    with tabs[0]:
-        explanations_tab(run)
-    with tabs[1]:
-        global_panel(run, key="mln_global")
-    with tabs[2]:
-        quality_panel(run, key="mln_quality")
-    with tabs[3]:
-        model_tab(run)
-    with tabs[4]:
-        coalitions_tab(run)
-    with tabs[5]:
-        evaluation_tab(ds, run, annotation)
-    with tabs[6]:
-        run_downloads(run, key="mln_dl")
-    with tabs[-1]:
-        verify_panel(run, ds, key="mln_verify")
+
+def time_caption(ctx: PageContext) -> None:
+    st.caption("Time: " + ", ".join(f"{LEGACY.get(k.split('.', 1)[-1], k)} {v:.1f} s"
+                                    for k, v in ctx.run.timings.items()))
+
+
+DRAWN: dict = {}
+"""What this pass's form drew that a tab reads (the annotation)."""
+
+method_page(
+    REGISTRY[METHOD],
+    [Tab("Model", lambda ctx: model_tab(ctx.run)), Tab("Coalitions", lambda ctx: coalitions_tab(ctx.run)),
+     Tab("Evaluation", lambda ctx: evaluation_tab(ctx.dataset, ctx.run, DRAWN.get("annotation")))],
+    title="Markov logic — I-Explain",
+    intro="Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for Probabilistic Inference in Markov "
+          "Logic* (2021). A query is explained by the ground formulas that raise its probability most (importance "
+          "I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of similar objects "
+          "merged by weighted rank aggregation (I-Explain).",
+    form=form_with_rules, run_label="Infer and explain every query", button_key="mln_run",
+    predictions_tab=lambda ctx: explanations_tab(ctx.run), summary=time_caption)

@@ -1,6 +1,7 @@
 """Streamlit helpers shared by every page: the dataset in session state and error display.
 
-Not a page itself (app.py lists pages explicitly). Kept tiny: pages call `xcore` for all work.
+Not a page (pages live in `app_pages/`, listed by app.py's `st.navigation`). Kept tiny: pages call `xcore`
+for all work.
 """
 
 from __future__ import annotations
@@ -18,27 +19,6 @@ DATASET_KEY = "dataset"
 SOURCE_KEY = "dataset_source"
 
 
-def ensure_app_navigation() -> None:
-    """Run under app.py's navigation even when a deep link (/esms) is the server's first request.
-
-    Streamlit reads a `pages/` folder beside the main script as old-style pages until some run of
-    app.py calls `st.navigation`: such a first request ran the page alone, with every file of
-    `pages/` (components, common, ...) in the sidebar -- a participant link too. Rerunning through
-    app.py gives the real navigation (and its page config).
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
-def app_query_params():
-    """`st.query_params`, read under app.py's navigation (see `ensure_app_navigation`)."""
-    ensure_app_navigation()
-    return st.query_params
-
-
 @st.cache_resource(show_spinner="Reading upload…", max_entries=8)
 def cached_upload(filename: str, data: bytes) -> RelationalDataset:
     """Uploads are parsed once per distinct name and content (Streamlit hashes the bytes).
@@ -52,8 +32,7 @@ def cached_upload(filename: str, data: bytes) -> RelationalDataset:
 
 
 def get_dataset() -> RelationalDataset | None:
-    """The dataset chosen on the home page, shared by every page (under app.py's navigation)."""
-    ensure_app_navigation()
+    """The dataset chosen on the home page, shared by every page."""
     return st.session_state.get(DATASET_KEY)
 
 

@@ -34,6 +34,12 @@ def remember_run(run: Run, key: tuple[str, str, str]) -> None:
     session_runs().put(key, run)
 
 
+def replace_run(run: Run, dataset: RelationalDataset) -> None:
+    """Keep `run` as this session's run of its method on `dataset` under its settings (a hand-edited model
+    in place of the searched one)."""
+    remember_run(run, run_key(run.method, dataset, run.settings))
+
+
 def current_run(method: str, dataset: RelationalDataset, settings: Settings | None) -> Run | None:
     """This session's run of `method` on exactly this data and these settings, if there is one."""
     if settings is None:

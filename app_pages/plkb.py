@@ -1,15 +1,18 @@
-"""Probabilistic-logic classifier page: a KB of probabilistic clauses, LP inference, decisive features."""
+"""Probabilistic-logic classifier page: a KB of probabilistic clauses, LP inference, decisive features.
+
+A view: the form comes from `PLKBSettings`, the layout from `ui.method_page`, every result from `xcore`."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_dataset, guarded, set_dataset
-from pages.components import (verify_panel, PLOT_CONFIG, applicability_gate, derived, explanation_panel, global_panel, quality_panel, metrics_row, predictions_browser,
-                              progress_bar, run_button, run_downloads, stale_notice)
+from ui.common import guarded, set_dataset
+from ui.components import PLOT_CONFIG, derived, explanation_panel, kept_result, progress_bar
+from ui.method_page import PageContext, Tab, method_page
+from ui.forms import NONE, FormLayout, settings_form as form, widget_key
 from xcore.data import RelationalDataset
-from xcore.methods import Run
+from xcore.methods import REGISTRY, Run
 from xcore.plkb.experiments import (compare_baselines, knowledge_curve, random_pollution_curve, shap_agreement_by_k,
                                     suggest_kb)
 from xcore.plkb.method import DECISIVE, DecisiveExplainer, ShapleyExplainer
@@ -38,49 +41,54 @@ def generator() -> None:
                 st.rerun()
 
 
+def columns(ds: RelationalDataset) -> list[str]:
+    return [str(c) for c in ds.tabular.columns]
+
+
+def classes(ds: RelationalDataset, label: str) -> list[str]:
+    return sorted(ds.tabular[label].dropna().astype(str).unique()) if label in columns(ds) else []
+
+
+def label_defaults(ds: RelationalDataset, values) -> dict:
+    """Defaults that follow the label column: identifier-like columns left out, the KB that suits the table."""
+    label = values["label"]
+    drop = tuple(identifier_columns(ds.tabular, label))
+    choice = suggested_kb(ds.tabular, label, drop)
+    return {"drop": list(drop), "kb": choice[0]}
+
+
+def kb_note(ds: RelationalDataset, values) -> str | None:
+    choice = guarded(suggested_kb, ds.tabular, values["label"], tuple(identifier_columns(ds.tabular, values["label"])))
+    return None if choice is None else f"Suggested: {choice[1]}."
+
+
+LAYOUT = FormLayout(
+    rows=(("label", "positive_class", "kb", "n_bins"), ("max_k", "min_support", "n_trees", "all_nodes"),
+          ("k_auto", "k", "k_max"), ("drop",), ("knowledge",)),
+    advanced=(("test_fraction", "seed", "max_rows", "explain_rows"),),
+    widgets={"kb": "radio", "n_bins": "slider", "knowledge": "text_area"},
+    steps={"test_fraction": 0.05},
+    choices={"label": lambda d, v: columns(d),
+             "positive_class": lambda d, v: (classes(d, v["label"]) if len(classes(d, v["label"])) > 2
+                                             else [None, *classes(d, v["label"])]),
+             "drop": lambda d, v: [c for c in columns(d) if c != v["label"]]},
+    labels={"positive_class": lambda v: "(default)" if v == NONE else v},
+    follow=label_defaults, follow_on=("label",),
+    disable_if={"max_k": lambda v: v["kb"] != "direct", "min_support": lambda v: v["kb"] != "direct",
+                "n_trees": lambda v: v["kb"] != "tree", "all_nodes": lambda v: v["kb"] != "tree",
+                "k_max": lambda v: not v["k_auto"]},
+    notes={"kb": kb_note})
+"""Where the classifier's settings go (the fields come from `PLKBSettings`)."""
+
+
 def settings_form(ds: RelationalDataset) -> PLKBSettings | None:
-    table, default_label = ds.tabular, ds.label
-    columns = [str(c) for c in table.columns]
-    if st.session_state.get("plkb_label") not in columns:
-        st.session_state.pop("plkb_label", None)  # a choice made on another table
-    c = st.columns(4)
-    label = c[0].selectbox("Label column", columns, index=columns.index(default_label), key="plkb_label")
-    classes = sorted(table[label].dropna().astype(str).unique())
-    options = classes if len(classes) > 2 else ["(default)", *classes]  # several classes: no default
-    if st.session_state.get("plkb_pos") not in options:
-        st.session_state.pop("plkb_pos", None)
-    positive = c[1].selectbox("Positive class (one-vs-rest)", options, key="plkb_pos",
-                              index=None if len(classes) > 2 else 0, placeholder="choose the class to explain")
-    if positive is None:
-        st.info(f"Label **{label}** has {len(classes)} classes. The classifier explains one class against the "
-                "rest: choose which class to explain above (nothing is picked for you).")
-    choice = guarded(suggested_kb, table, label, tuple(identifier_columns(table, label)))
-    if choice is not None and st.session_state.get("plkb_kb_for") != (ds.fingerprint(), label):
-        st.session_state["plkb_kb"] = choice[0]  # default to the KB that suits the loaded data
-        st.session_state["plkb_kb_for"] = (ds.fingerprint(), label)
-    kb = c[2].radio("Knowledge base", ["tree", "direct"], horizontal=True, key="plkb_kb",
-                    help=None if choice is None else choice[1])
-    bins = c[3].slider("Bins for numeric columns", 2, 10, 4, key="plkb_bins")
-    c = st.columns(5)
-    max_k = c[0].number_input("Direct: max k", 1, 4, 2, key="plkb_maxk", disabled=kb != "direct")
-    support = c[1].number_input("Direct: min support", 1, 1000, 1, key="plkb_support", disabled=kb != "direct")
-    trees = c[2].number_input("Tree: trees (forest)", 1, 25, 1, key="plkb_trees", disabled=kb != "tree")
-    all_nodes = c[3].checkbox("Tree: clause per node", key="plkb_allnodes", disabled=kb != "tree")
-    k = c[4].number_input("k (features per explanation)", 1, 6, 2, key="plkb_k")
-    others = [x for x in columns if x != label]
-    if any(x not in others for x in st.session_state.get("plkb_drop", [])):
-        st.session_state.pop("plkb_drop", None)
-    drop = st.multiselect("Leave out these columns", others, default=identifier_columns(table, label),
-                          key="plkb_drop", help="Identifier-like columns are left out by default.")
-    if choice is not None:
-        st.caption(f"Suggested: {choice[1]}.")
-    knowledge = st.text_area("Domain knowledge (one clause per line, e.g. `0.9: POS | ~sex_female`)", "",
-                             key="plkb_knowledge", height=80)
-    if positive is None:
+    settings = form(REGISTRY[METHOD], ds, LAYOUT)
+    label = st.session_state.get(widget_key(METHOD, "label"))
+    if settings is not None and settings.positive_class is None and len(classes(ds, settings.label)) > 2:
+        st.info(f"Label **{label}** has {len(classes(ds, settings.label))} classes. The classifier explains one "
+                "class against the rest: choose which class to explain above (nothing is picked for you).")
         return None
-    return guarded(PLKBSettings, label=label, positive_class=None if positive == "(default)" else positive, kb=kb,
-                   max_k=int(max_k), min_support=int(support), all_nodes=bool(all_nodes), n_trees=int(trees),
-                   n_bins=int(bins), knowledge=knowledge, drop=tuple(drop), k=int(k))
+    return settings
 
 
 def show_row(run: Run, target: str) -> None:
@@ -160,7 +168,7 @@ def show_experiments(run: Run) -> None:
     if st.button("Compare with CART, random forest, SVM and MLP", key="plkb_baselines"):
         derived(run, "baselines", (), lambda: compare_baselines(p.clf, p.X_train, p.y_train, p.X_test, p.y_test),
                 "The baseline comparison")
-    frame = run.extras.get("derived", {}).get(("baselines", ()))
+    frame = kept_result(run, "baselines", ())
     if frame is not None:
         st.dataframe(frame, hide_index=True, width="stretch", key="plkb_baselines_table")
 
@@ -172,7 +180,7 @@ def show_experiments(run: Run) -> None:
         report = progress_bar("explaining rows by both methods")
         derived(run, "agreement", (int(rows),), lambda: shap_agreement_by_k(
             p.clf, p.X_train, p.y_train, p.X_test.head(int(rows)), progress=report), "The SHAP comparison")
-    found = run.extras.get("derived", {}).get(("agreement", (int(rows),)))
+    found = kept_result(run, "agreement", (int(rows),))
     if found is not None:
         agreement, frequency = found
         left, right = st.columns(2)
@@ -198,7 +206,7 @@ def show_experiments(run: Run) -> None:
             return out
 
         derived(run, "curves", (), curves, "The knowledge and pollution curves")
-    found = run.extras.get("derived", {}).get(("curves", ()))
+    found = kept_result(run, "curves", ())
     if found is not None:
         st.plotly_chart(kb_curve_figure(found), width="stretch", key="plkb_curves_fig", config=PLOT_CONFIG)
         st.dataframe(pd.concat(found, names=["curve"]).reset_index(level=0), hide_index=True, width="stretch",
@@ -211,41 +219,28 @@ def suggested_kb(table: pd.DataFrame, label: str, drop: tuple[str, ...]) -> tupl
     return suggest_kb(table.drop(columns=list(drop), errors="ignore"), label)
 
 
-st.title("Probabilistic-logic classifier")
-st.caption("Fan, Liu & Henderson, *Explainable AI for Classification using Probabilistic Logic Inference*: "
-           "a KB of probabilistic clauses, inference by linear programming, the k most decisive features.")
-generator()
-ds = applicability_gate(METHOD, get_dataset())
-st.caption(f"Data: **{ds.name}** ({len(ds.tabular):,} rows)")
-settings = settings_form(ds)
-run = run_button(METHOD, ds, settings, label="Train", key="plkb_train")
-stale_notice(METHOD, ds, settings, run)
+def kb_tab(ctx: PageContext) -> None:
+    clf = ctx.run.model.classifier_
+    kb = clf.kb_summary()
+    st.caption(f"{kb.get('clauses', len(ctx.run.summary.items)):,} clauses; positive class {clf.positive_class_!r}.")
+    st.dataframe(clf.kb_.to_frame(), hide_index=True, width="stretch", height=400)
+    if ctx.run.summary is not None and ctx.run.summary.items:
+        st.plotly_chart(ranked_bar_figure(ctx.run.summary, k=15, title="Clauses by probability"), width="stretch")
 
-if run is not None:
-    metrics_row(run.metrics, ["accuracy", "f1", "precision", "recall", "roc_auc"])
-    tabs = st.tabs(["Predictions & explanations", "What-if", "Global view", "Model quality", "Knowledge base",
-                    "Experiments", "Downloads", "Verify"])
-    with tabs[0]:
-        target = predictions_browser(run.predictions, key="plkb_pred")
-        if target is not None:
-            show_row(run, target)
-    with tabs[1]:
-        what_if(run, target)
-    with tabs[2]:
-        global_panel(run, key="plkb_global")
-    with tabs[3]:
-        quality_panel(run, key="plkb_quality", positive=str(run.model.classifier_.classes_[1]))
-    with tabs[4]:
-        kb = run.model.classifier_.kb_summary()
-        st.caption(f"{kb.get('clauses', len(run.summary.items)):,} clauses; positive class "
-                   f"{run.model.classifier_.positive_class_!r}.")
-        st.dataframe(run.model.classifier_.kb_.to_frame(), hide_index=True, width="stretch", height=400)
-        if run.summary is not None and run.summary.items:
-            st.plotly_chart(ranked_bar_figure(run.summary, k=15, title="Clauses by probability"), width="stretch")
-    with tabs[5]:
-        show_experiments(run)
-    with tabs[6]:
-        run_downloads(run, key="plkb_dl")
-        st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
-    with tabs[-1]:
-        verify_panel(run, ds, key="plkb_verify")
+
+def kb_download(ctx: PageContext) -> None:
+    st.download_button("Knowledge base (text)", ctx.run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
+
+
+method_page(
+    REGISTRY[METHOD],
+    [Tab("What-if", lambda ctx: what_if(ctx.run, ctx.target)), Tab("Knowledge base", kb_tab),
+     Tab("Experiments", lambda ctx: show_experiments(ctx.run))],
+    title="Probabilistic-logic classifier",
+    intro="Fan, Liu & Henderson, *Explainable AI for Classification using Probabilistic Logic Inference*: a KB of "
+          "probabilistic clauses, inference by linear programming, the k most decisive features.",
+    form=settings_form, run_label="Train", button_key="plkb_train",
+    explain=lambda ctx, target: show_row(ctx.run, target),
+    metrics=["accuracy", "f1", "precision", "recall", "roc_auc"], data_tools=generator,
+    data_caption=lambda ds: f"Data: **{ds.name}** ({len(ds.tabular):,} rows)", downloads=kb_download,
+    quality_positive=lambda run: str(run.model.classifier_.classes_[1]))

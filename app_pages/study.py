@@ -14,8 +14,8 @@ import secrets
 
 import streamlit as st
 
-from pages.components import app_query_params, session_runs
-from pages.study_participant import participant_view, store
+from ui.components import session_runs
+from ui.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
@@ -264,7 +264,7 @@ def researcher_view() -> None:
         analysis_tab()
 
 
-params = app_query_params()
+params = st.query_params
 if STUDY_PARAM in params or TOKEN_PARAM in params:
     participant_view(str(params.get(STUDY_PARAM, "")), str(params.get(TOKEN_PARAM, "")))
 else:

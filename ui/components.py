@@ -1,4 +1,4 @@
-"""Page parts every method page shares: the applicability gate, the run button (`pages.run_control`:
+"""Page parts every method page shares: the applicability gate, the run button (`ui.run_control`:
 background run with progress and Cancel, runs kept per browser session), the predictions browser, the
 explanation panel and downloads.
 
@@ -14,8 +14,8 @@ from typing import Any, Callable, TypeVar
 import pandas as pd
 import streamlit as st
 
-from pages.common import app_query_params, ensure_app_navigation, set_dataset  # noqa: F401 (shared)
-from pages.run_control import (SESSION_RUNS, current_run, last_run, remember_run,  # noqa: F401 (shared)
+from ui.common import set_dataset
+from ui.run_control import (SESSION_RUNS, current_run, last_run, remember_run, replace_run,  # noqa: F401 (shared)
                                 run_button, session_runs, show_error)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
@@ -24,6 +24,7 @@ from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
+from xcore.report import report_html
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
 from xcore.viz.views import baseline_table
 from xcore.explain.global_view import global_importance
@@ -242,7 +243,7 @@ def run_downloads(run: Run, key: str) -> None:
     exps = {name: s.to_dict() for name, s in run.explanations.items()}
     c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
                          key=f"{key}_exp", mime="application/json")
-    c[3].download_button("Report (HTML)", run.report_html, f"{run.method}_report.html", key=f"{key}_report",
+    c[3].download_button("Report (HTML)", lambda: report_html(run), f"{run.method}_report.html", key=f"{key}_report",
                          mime="text/html", help="One self-contained page (opens offline): settings, metrics, "
                                                 "model, predictions and explanation cards.")
 
@@ -276,6 +277,11 @@ def derived(run: Run, name: str, args: tuple, compute: Callable[[], T], what: st
         return None
     store[(name, args)] = value
     return value
+
+
+def kept_result(run: Run, name: str, args: tuple) -> Any:
+    """A result `derived` computed earlier for this run and these arguments, or None."""
+    return run.extras.get("derived", {}).get((name, args))
 
 
 def progress_bar(text: str = "working") -> Callable[[float, str], None]:

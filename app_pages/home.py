@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import cached_upload, dataset_source, get_dataset, guarded, set_dataset
+from ui.common import cached_upload, dataset_source, get_dataset, guarded, set_dataset
+from ui.state import keep
 from xcore.data import RelationalDataset
 from xcore.data.samples import list_samples, load_sample
 from xcore.viz import predicate_graph_figure, value_histogram_figure
@@ -20,12 +21,16 @@ def cached_sample(name: str) -> RelationalDataset:
 
 def choose_data() -> None:
     samples = list_samples()
+    keep("data_source_kind", "Bundled sample")  # the choices stay when the user comes back from another page
     source = st.radio("Data source", ["Bundled sample", "Upload"], horizontal=True,
                       key="data_source_kind")
+    keep("data_source_kind")
     if source == "Bundled sample":
         titles = {s.name: s.title for s in samples}
+        keep("sample_name", samples[0].name)
         name = st.selectbox("Sample dataset", list(titles), format_func=titles.get,
                             key="sample_name")
+        keep("sample_name")
         info = next(s for s in samples if s.name == name)
         st.caption(info.description)
         if info.citation:

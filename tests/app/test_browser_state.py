@@ -1,0 +1,71 @@
+"""Real-browser test of page state (issue 24): m-NLIL's target labels follow the scene graphs generated on
+the page at once (they showed "eastbound" from the trains until the page was left), and a setting survives
+leaving the page through the sidebar and coming back. The sidebar lists page titles only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_browser import CHROMIUM, CHROMIUM_ARGS, app_url, click_when_ready  # noqa: F401 (fixture)
+from test_browser_cancel import keep_evidence, set_number, wait_idle, wait_until
+from xcore.data.generators.scenes import make_scenes
+from xcore.nlil.method import NLILSettings, planned_heads
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+NAME = "scenes_10"
+
+
+def labels_box(page):
+    """The text of m-NLIL's target-label multiselect."""
+    box = page.locator("[data-testid=stMultiSelect]").filter(has_text="Target labels").first
+    box.wait_for(timeout=120_000)
+    return box
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")
+def test_m_nlil_labels_follow_generated_scenes_and_settings_survive_navigation(app_url):
+    from playwright.sync_api import sync_playwright
+
+    scenes = make_scenes(n_scenes=10, objects_per_scene=8, noise=0.05, seed=0)  # what the page generates
+    heads = planned_heads(scenes, NLILSettings())[0]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        try:
+            page.goto(f"{app_url}/nlil", wait_until="domcontentloaded")
+            load = page.get_by_role("button", name="Load the Michalski")
+            load.first.wait_for(timeout=120_000)
+            click_when_ready(load.first)
+            wait_until(lambda: "eastbound" in labels_box(page).inner_text(), "the trains' label")
+            nav = page.locator("[data-testid=stSidebarNav]")
+            for internal in ("components", "common", "forms", "method page", "run control", "state"):
+                assert nav.get_by_text(internal, exact=True).count() == 0, internal
+            for _ in range(2):  # generate twice: the labels follow each time
+                generate = page.get_by_role("button", name="Generate and load").first
+                if not generate.is_visible():
+                    page.get_by_text("Generate scene graphs").first.click()
+                set_number(page, "Scenes", 10)
+                click_when_ready(generate)
+                wait_until(lambda: NAME in page.inner_text("body"), "the scenes to load")
+                wait_idle(page)
+                text = labels_box(page).inner_text()
+                assert "eastbound" not in text and all(h in text for h in heads), text
+            set_number(page, "Formulas per level", 3)
+            for _ in range(2):  # away through the sidebar and back, twice
+                nav.get_by_text("Data", exact=True).first.click()
+                page.get_by_text("Load sample").first.wait_for(timeout=120_000)
+                wait_idle(page)
+                nav.get_by_text("m-NLIL", exact=False).first.click()
+                wait_idle(page)
+                width = page.get_by_label("Formulas per level").first
+                width.wait_for(timeout=120_000)
+                assert width.input_value() == "3"
+                text = labels_box(page).inner_text()
+                assert "eastbound" not in text and all(h in text for h in heads), text
+        except Exception:
+            keep_evidence(page, "nlil_state")
+            raise
+        finally:
+            browser.close()
