@@ -13,11 +13,11 @@ PORT ?= 8501
 STAMPS := .make/$(shell $(PY) -c 'import hashlib, sys; print(hashlib.sha1(sys.executable.encode()).hexdigest()[:10])')
 
 $(STAMPS)/app: pyproject.toml
-	$(PY) -m pip install -e ".[explain]"
+	$(PY) -m pip install -e ".[explain,onnx]"
 	@mkdir -p $(@D) && touch $@
 
 $(STAMPS)/dev: pyproject.toml
-	$(PY) -m pip install -e ".[dev,explain,dask]"
+	$(PY) -m pip install -e ".[dev,explain,dask,onnx]"
 	@mkdir -p $(@D) && touch $@ $(@D)/app
 
 install: $(STAMPS)/app

@@ -56,6 +56,30 @@ def choose_data() -> None:
                     st.success(f"Loaded {up.name}")
 
 
+def your_model(ds: RelationalDataset) -> None:
+    """Explain your own model: attach its predictions (CSV) or, for a table, its ONNX file (issue 28)."""
+    from xcore.methods.surrogate import attach_user_model, attached_summary
+
+    with st.expander("Explain your own model (its predictions, or an ONNX model of a table)",
+                     expanded=ds.user_predictions is not None):
+        said = attached_summary(ds)
+        if said is not None:
+            st.info(said)
+            if st.button("Detach your model", key="detach_user_model"):
+                set_dataset(st.session_state.pop("_dataset_before_user_model", ds), dataset_source())
+                st.rerun()
+            return
+        st.caption("A CSV `target,prediction[,score]` (target: a ground atom such as `street(s3_t1)`, or a row id "
+                   "such as `row 17`), or an `.onnx` model of this table. Pickles are never loaded.")
+        up = st.file_uploader("Your model's predictions or ONNX model", key="user_model_upload")
+        if up is not None and st.button("Attach", key="attach_user_model", type="primary"):
+            swapped = guarded(attach_user_model, ds, up.name, up.getvalue())
+            if swapped is not None:
+                st.session_state["_dataset_before_user_model"] = ds
+                set_dataset(swapped, dataset_source())
+                st.rerun()
+
+
 def show_summary(ds: RelationalDataset) -> None:
     summary = ds.summary()
     c1, c2, c3, c4 = st.columns(4)
@@ -116,4 +140,5 @@ if current is not None:
     if current.rules:
         with st.expander(f"Rules of the project ({len(current.rules)}): a starting model for ESMS"):
             st.code("\n".join(current.rules), language=None)
+    your_model(current)
     show_summary(current)

@@ -126,6 +126,9 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     st.markdown(f"{head}**{markdown_escape(exp.target)}**{pred}{truth}")
     if exp.score_spec is not None:
         st.caption(exp.score_spec.caption())
+    fidelity = exp.meta.get("surrogate_fidelity")  # a surrogate of the user's model: how faithful it is
+    if isinstance(fidelity, str) and fidelity:
+        (st.warning if exp.meta.get("surrogate_low") else st.info)(fidelity)
     note = exp.meta.get("note")
     if isinstance(note, str) and note:
         st.info(note)

@@ -217,9 +217,43 @@ def _at_least(value: int, low: int, flag: str) -> int:
     return value
 
 
+def surrogate_note(metrics: dict[str, Any]) -> str | None:
+    """The fidelity sentence of a surrogate run (None for a run explaining its own model)."""
+    from xcore.methods.surrogate import fidelity_sentence
+
+    said = fidelity_sentence(metrics)
+    return None if said is None else said[0]
+
+
+def with_user_model(dataset: Any, args: argparse.Namespace, progress: StderrProgress) -> Any:
+    """`dataset` with the user's model's predictions as its labels (--explain-predictions or --model), if given."""
+    if getattr(args, "explain_predictions", None) and getattr(args, "model", None):
+        raise ConfigError("give either --explain-predictions or --model, not both", field="--model")
+    if getattr(args, "explain_predictions", None):
+        from xcore.data.predictions import read_predictions, with_predictions
+
+        progress.note(f"reading your model's predictions from {args.explain_predictions}")
+        return with_predictions(dataset, read_predictions(args.explain_predictions, dataset))
+    if getattr(args, "model", None):
+        from xcore.data.predictions import with_predictions
+        from xcore.explain.model_file import load_model_file
+
+        progress.note(f"predicting the table's rows with your model {args.model}")
+        return with_predictions(dataset, load_model_file(args.model, dataset).user_predictions(dataset))
+    return dataset
+
+
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    method_info(args.method)  # an unknown method is refused before any method package is imported
+    info = method_info(args.method)  # an unknown method is refused before any method package is imported
     _at_least(args.cards, 0, "--cards")
+    if args.explain_predictions and args.model:
+        raise ConfigError("give either --explain-predictions or --model, not both", field="--model")
+    if (args.explain_predictions or args.model) and not info.surrogate:
+        from xcore.methods.catalog import catalog as _catalog
+
+        names = ", ".join(f"{k} ({v.surrogate})" for k, v in _catalog().items() if v.surrogate)
+        raise ConfigError(f"{args.method} cannot explain your model's predictions (it is not a surrogate "
+                          f"method); methods that can: {names}", field="--explain-predictions")
     from xcore.methods import REGISTRY, run_method
     from xcore.report import report_html
 
@@ -230,6 +264,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     progress.note(f"loading {args.data}")
     dataset = load_data(args.data, fmt=args.format, label=args.label)
     check_label_given(dataset, args.data, args.label)
+    dataset = with_user_model(dataset, args, progress)
     if getattr(args, "positive", None) is not None:
         if "positive_class" not in spec.settings_type.model_fields:
             raise ConfigError(f"{args.method} has no positive class to choose", field="--positive")
@@ -249,6 +284,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                                                             data_summary=summary))
     for p in paths:
         out.write(f"wrote {p}\n")
+    note = surrogate_note(run.metrics)
+    if note:
+        out.write(note + "\n")
     for k, v in run.metrics.items():
         out.write(f"{k:>12} {v:.6g}\n")
     return EXIT_OK
@@ -327,6 +365,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         raise ConfigError(f"the bundle's data {bundle.dataset!r} is not a bundled sample: give it with --data",
                           field="--data")
+    data = with_user_model(data, args, progress)  # a surrogate run: the same predictions as its labels
     run, notes = rebuild_run(bundle, data, progress=progress)
     for note in notes:
         progress.note(note)
@@ -433,6 +472,13 @@ def parser() -> argparse.ArgumentParser:
                                                        "rest (setting positive_class)")
     s.add_argument("--targets", nargs="+", metavar="TARGET", help="targets given explanation cards in the report")
     s.add_argument("--cards", type=int, default=5, help="explanation cards when --targets is not given (default 5)")
+    s.add_argument("--explain-predictions", metavar="PREDS.csv",
+                   help="explain your own model: a CSV of target,prediction[,score] (target: a ground atom, or a "
+                        "table's row id); the method fits to these predictions instead of the truth and reports "
+                        "its fidelity to them on held-out targets")
+    s.add_argument("--model", metavar="MODEL.onnx",
+                   help="explain your own model of a table, given as an ONNX file (other model files are refused; "
+                        "nothing is unpickled): its predictions of every row are what the method fits to")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     s.set_defaults(func=cmd_run)
 
@@ -452,6 +498,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--targets", nargs="+", metavar="TARGET", help="only these predictions (default: all)")
     s.add_argument("--explainer", help="only this explainer (registry name)")
     s.add_argument("-k", type=int, default=5, help="top items checked per prediction (default 5)")
+    s.add_argument("--explain-predictions", metavar="PREDS.csv", help="a surrogate run: the predictions file it "
+                                                                       "was run with")
+    s.add_argument("--model", metavar="MODEL.onnx", help="a surrogate run: the ONNX model it was run with")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     s.set_defaults(func=cmd_verify)
 

@@ -204,6 +204,12 @@ def report_html(run: "Run", targets: Iterable[str] | None = None, n_cards: int =
     body.append(_section("Data", "data", data))
     body.append(_section("Settings", "settings", mapping_table(run.settings_dict)))
     metrics = mapping_table(run.metrics)
+    from xcore.methods.surrogate import fidelity_sentence  # a surrogate of the user's model says how faithful
+
+    said = fidelity_sentence(run.metrics)
+    if said is not None:
+        metrics = (f'<p class="{"warning" if said[1] else "muted"}" id="surrogate-fidelity"><b>{esc(said[0])}</b></p>'
+                   + metrics)
     if run.timings:
         metrics += "<h3>Timings (seconds)</h3>" + mapping_table({k_: round(v, 3) for k_, v in run.timings.items()})
     body.append(_section("Metrics", "metrics", metrics))

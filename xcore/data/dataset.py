@@ -15,6 +15,8 @@ from xcore.errors import DataError
 if TYPE_CHECKING:
     import networkx as nx
 
+    from xcore.data.predictions import UserPredictions
+
 PROVENANCE_COLUMNS = ("_file", "_line")
 """Optional columns loaders attach so validation can name the file and line of a bad row."""
 
@@ -45,6 +47,9 @@ class RelationalDataset:
     """For tabular data (the classifier page): the original table and its label column."""
     rules: tuple[str, ...] = ()
     """Rules that came with the data (a PSL project's model), as PSL text: a starting model."""
+    user_predictions: "UserPredictions | None" = None
+    """A user's model's predictions whose outputs are this dataset's labels (`xcore.data.predictions`,
+    set by `with_predictions`): runs on it are surrogates of that model and report their fidelity."""
 
     def __post_init__(self) -> None:
         if isinstance(self.schema, (list, tuple)):
@@ -75,6 +80,8 @@ class RelationalDataset:
                 h.update(_row_hashes(self.tabular[c], memo).tobytes())
         if self.rules:
             h.update(("rules:" + "\n".join(self.rules)).encode())
+        if self.user_predictions is not None:
+            h.update(f"predictions:{self.user_predictions.fingerprint()}".encode())
         return h.hexdigest()[:32]
 
     # ------------------------------------------------------------------ access
@@ -221,7 +228,7 @@ class RelationalDataset:
         preds = {**self.schema.predicates, pred: p}
         return RelationalDataset(Schema(dict(preds)), self.tables, name=self.name,
                                  description=self.description, tabular=self.tabular, label=self.label,
-                                 rules=self.rules)
+                                 rules=self.rules, user_predictions=self.user_predictions)
 
     def subset(self, preds: Iterable[str]) -> "RelationalDataset":
         """A dataset with only the named predicates."""

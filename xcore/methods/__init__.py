@@ -67,6 +67,11 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
     if not isinstance(settings, spec.settings_type):
         raise ConfigError(f"settings for {method} must be {spec.settings_type.__name__}, "
                           f"got {type(settings).__name__}", field="settings")
+    user = getattr(dataset, "user_predictions", None)
+    if user is not None:  # the labels are a user's model's outputs: a surrogate run, fidelity reported
+        from xcore.methods.surrogate import check_surrogate
+
+        check_surrogate(spec)
 
     def compute() -> Run:
         try:
@@ -78,6 +83,10 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
             if fits is not None and fitted is None and run.model is not None:
                 fits.put(fit_key, run.model)  # type: ignore[arg-type]
             validate_run(run, dict(spec.explainer_objects()))
+            if user is not None:
+                from xcore.methods.surrogate import attach_fidelity
+
+                attach_fidelity(run, user)
             if progress is not None:
                 progress(1.0, "done")  # every method ends at 100%, whatever its last stage reported
             return run

@@ -429,6 +429,9 @@ class MethodSpec:
     """Built by `Settings.estimator()` with the settings as its one parameter."""
     explainer_map: Mapping[str, Explainer] = field(default_factory=dict)
     """Registry name -> the explainer object (the method's `EXPLAINERS`)."""
+    surrogate: str = ""
+    """What explains a user's model when the method is fitted to its predictions instead of the truth
+    (e.g. "m-NLIL rules"); empty: the method cannot act as a surrogate (`xcore.methods.surrogate`)."""
 
     def explainer_objects(self) -> Mapping[str, Explainer]:
         """The method's explainers by registry name."""

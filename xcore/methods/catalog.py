@@ -51,6 +51,8 @@ class MethodInfo(NamedTuple):
     page: str = ""
     icon: str = ""
     paper: str = ""
+    surrogate: str = ""
+    """What explains a user's model's predictions (empty: not a surrogate method)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = self._asdict()
@@ -102,7 +104,7 @@ def describe(spec: Any) -> MethodInfo:
                                     limits=" ".join(str(m) for m in f.metadata)))
     return MethodInfo(key=spec.key, title=spec.title, sample=spec.sample, explainers=tuple(spec.explainers),
                       settings_name=spec.settings_type.__name__, settings=tuple(settings), page=spec.page,
-                      icon=spec.icon, paper=spec.paper)
+                      icon=spec.icon, paper=spec.paper, surrogate=spec.surrogate)
 
 
 def live_catalog() -> dict[str, MethodInfo]:

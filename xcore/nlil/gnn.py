@@ -5,6 +5,7 @@ characterisation score (Amara et al., 2022; the definitions of `torch_geometric.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -13,6 +14,11 @@ from torch import nn
 from xcore.errors import XcoreError
 from xcore.nlil.graph import KB, Queries
 from xcore.nlil.model import one_thread
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from xcore.data.dataset import RelationalDataset
 
 
 def _pyg():
@@ -153,3 +159,23 @@ def gnnexplainer_masks(model: GCN, g: GraphTensors, nodes: np.ndarray, sizes: li
                        seed: int = 0) -> list[torch.Tensor]:
     """GNNExplainer's edge masks for each node, binarised to its top-k edges (k = the rule's subgraph size)."""
     return [top_k(m, k) for m, k in zip(gnnexplainer_soft(model, g, nodes, epochs, seed), sizes)]
+
+
+def gcn_predictions(ds: RelationalDataset, head: str, epochs: int = 200, seed: int = 0) -> pd.DataFrame:
+    """A GCN trained on `head`'s labelled observations, and its predictions of every atom of `head` (labelled
+    observations and targets) as a frame target, prediction (0/1), score (P(true)): the file a user brings
+    to explain a GNN with m-NLIL rules (`xcore run nlil DATA --explain-predictions FILE`)."""
+    import pandas as pd
+
+    from xcore.nlil.graph import kb_from_dataset, queries
+
+    kb = kb_from_dataset(ds, exclude=(head,))
+    train = queries(ds, kb, head, "obs" if len(ds.tables[head]["obs"]) else "truth")
+    if ds.schema[head].arity != 1:
+        raise XcoreError(f"a GCN classifies nodes: {head} has arity {ds.schema[head].arity}")
+    g = graph_tensors(kb)
+    p = gcn_proba(train_gcn(g, train, epochs=epochs, seed=seed), g)
+    atoms = pd.concat([ds.tables[head][part]["a0"] for part in ("obs", "targets")]).astype(str).unique()
+    score = p[kb.index_of(atoms)]
+    return pd.DataFrame({"target": [f"{head}({a})" for a in atoms], "prediction": (score >= 0.5).astype(int),
+                         "score": score.round(6)})

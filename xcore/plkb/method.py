@@ -21,6 +21,9 @@ DECISIVE = "plkb:decisive"
 UNDECIDED_TOL = 1e-6
 """An interval within this of [0, 1] decides nothing."""
 SHAPLEY = "plkb:shapley"
+MODEL_SHAP = "plkb:your-model-shap"
+MODEL_SHAP_ROWS = 20
+"""Rows whose Shapley values of the user's model a run computes up front (others on demand)."""
 
 DECISIVE_SCORE = ScoreSpec(
     label="ω(POS) midpoint − 0.5",
@@ -34,6 +37,13 @@ SHAPLEY_SCORE = ScoreSpec(
     label="Shapley value φ",
     measures="the feature's average marginal change of the ω(POS) midpoint over coalitions of known "
              "features (exact up to 12 features, else sampled permutations).",
+    signed=True, unit="probability")
+
+MODEL_SHAP_SCORE = ScoreSpec(
+    label="Shapley value φ of your model",
+    measures="the feature's average marginal change of your model's probability of its positive class over "
+             "coalitions of known features, the others drawn from 50 background rows (interventional; exact up to "
+             "12 features), computed on your ONNX model with onnxruntime.",
     signed=True, unit="probability")
 
 CLAUSE_SCORE = ScoreSpec(label="clause probability",
@@ -72,6 +82,10 @@ class PLKBEstimator(Estimator):
         table, _ = table_of(data)
         self.run_: PLKBRun = run_plkb(table, self.settings, progress=progress)
         self.classifier_ = self.run_.clf
+        user = getattr(data, "user_predictions", None)
+        self.user_model_ = getattr(user, "model", None)
+        """The user's own model (an ONNX file) this classifier is a surrogate of, if it came as a file."""
+        self.user_table_ = table if self.user_model_ is not None else None
         return self
 
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
@@ -122,8 +136,23 @@ class PLKBEstimator(Estimator):
         items = exp.items
         meta = {**exp.meta, **undecided_note(items, k), "omega_lo": float(iv["lo"]), "omega_hi": float(iv["hi"]),
                 "row": {str(c): values.get(str(c)) for c in columns}}
+        if getattr(self, "user_model_", None) is not None:
+            meta.update(self.user_model_what_if(values))
         return replace(exp, items=items, target="row what-if", prediction=float(iv["mid"]), meta=meta,
                        method=DECISIVE, score_spec=DECISIVE_SCORE)
+
+    def user_model_what_if(self, values: dict[str, object]) -> dict[str, object]:
+        """The user's model's prediction of the edited row (columns it reads but `values` lacks: unknown)."""
+        model, table = self.user_model_, self.user_table_
+        row = pd.DataFrame([{c: values.get(c) for c in model.columns}])
+        for c in model.columns:
+            if pd.api.types.is_numeric_dtype(table[c]):
+                row[c] = pd.to_numeric(row[c], errors="coerce")
+        said = model.what_if(row, {})
+        probs = ", ".join(f"P({k}) = {v:.3f}" for k, v in said["probabilities"].items())
+        return {"your_model": said["prediction"], "your_model_probabilities": said["probabilities"],
+                "note": f"Your model predicts {said['prediction']} for this row" + (f" ({probs})" if probs else "")
+                        + "; the decisive features below are the surrogate's."}
 
     def kb_summary(self) -> Explanation:
         """The knowledge base as one explanation: each clause with its probability."""
@@ -248,7 +277,36 @@ class ShapleyExplainer(Explainer):
         return self.finish(ExplanationSet(exps, method=self.name))
 
 
-EXPLAINERS: dict[str, Explainer] = {DECISIVE: DecisiveExplainer(), SHAPLEY: ShapleyExplainer()}
+class YourModelShapExplainer(Explainer):
+    """Shapley values of the user's own model (an ONNX file) for a row: exact interventional values of its
+    probability over its function, computed with onnxruntime (`xcore.explain.model_file`)."""
+
+    name = MODEL_SHAP
+    title = "Shapley values of your model"
+    score_spec = MODEL_SHAP_SCORE
+    settings_fields = ("explain_rows",)
+    prediction_column = None  # it explains the user's model, not the classifier
+
+    def supports(self, model: object) -> str | None:
+        reason = DecisiveExplainer().supports(model)
+        if reason is None and getattr(model, "user_model_", None) is None:
+            return "no model file of yours is attached to the data (load an ONNX model on the Data page or --model)"
+        return reason
+
+    def explain(self, model: PLKBEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+                progress: Progress | None = None) -> ExplanationSet:
+        model.check_fitted()
+        wanted = _targets_of(model, targets)
+        report = scaled(progress, 0.0, 1.0)
+        exps = []
+        for i, target in enumerate(wanted):
+            exps.append(model.user_model_.shap_explanation(model.user_table_, target, seed=model.settings.seed))
+            report((i + 1) / max(len(wanted), 1), f"Shapley values of your model for {target}")
+        return self.finish(ExplanationSet(exps, method=self.name))
+
+
+EXPLAINERS: dict[str, Explainer] = {DECISIVE: DecisiveExplainer(), SHAPLEY: ShapleyExplainer(),
+                                    MODEL_SHAP: YourModelShapExplainer()}
 
 
 def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress | None = None,
@@ -259,16 +317,21 @@ def run(dataset: RelationalDataset, settings: PLKBSettings, progress: Progress |
     est = fitted_for(settings, dataset, scaled(progress, 0.0, 0.6), estimator)
     t1 = time.perf_counter()
     preds = est.predict()
-    exps = explain(est, EXPLAINERS[DECISIVE], dataset, progress=scaled(progress, 0.6, 1.0), predictions=preds)
+    exps = explain(est, EXPLAINERS[DECISIVE], dataset, progress=scaled(progress, 0.6, 0.9), predictions=preds)
+    explanations = {DECISIVE: exps}
+    if est.user_model_ is not None:  # the user's own model: its Shapley values for the first test rows
+        rows = _targets_of(est, None)[:MODEL_SHAP_ROWS]
+        explanations[MODEL_SHAP] = explain(est, EXPLAINERS[MODEL_SHAP], dataset, targets=rows,
+                                           progress=scaled(progress, 0.9, 1.0), predictions=preds)
     t2 = time.perf_counter()
     return Run(method="plkb", settings=settings, fingerprint=dataset.fingerprint(), predictions=preds,
-               explanations={DECISIVE: exps}, summary=est.kb_summary(), metrics=est.run_.metrics(),
+               explanations=explanations, summary=est.kb_summary(), metrics=est.run_.metrics(),
                timings={"fit": t1 - t0, "explain": t2 - t1}, dataset=dataset.name, model=est,
                extras={"plkb": est.run_})
 
 
 SPEC = MethodSpec(
-    key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY),
+    key="plkb", title="Probabilistic-logic classifier", settings_type=PLKBSettings, explainers=(DECISIVE, SHAPLEY, MODEL_SHAP),
     run=run, applicable=applicable, default_settings=default_settings, sample="titanic_like",
-    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, page="app_pages/plkb.py", icon=":material/table_chart:",
+    estimator_type=PLKBEstimator, explainer_map=EXPLAINERS, surrogate="the classifier's knowledge base", page="app_pages/plkb.py", icon=":material/table_chart:",
     paper="Fan, Liu & Henderson, Explainable AI for Classification using Probabilistic Logic Inference")

@@ -196,5 +196,5 @@ def reinfer(run: Run, text: str) -> Run:
 SPEC = MethodSpec(
     key="esms", title="ESMS — explainable PSL", settings_type=ESMSSettings, explainers=(GROUND_RULES,),
     run=run, applicable=applicable, default_settings=default_settings, sample="lastfm_demo",
-    estimator_type=ESMSEstimator, explainer_map=EXPLAINERS, page="app_pages/esms.py", icon=":material/account_tree:",
+    estimator_type=ESMSEstimator, explainer_map=EXPLAINERS, surrogate="ESMS rules", page="app_pages/esms.py", icon=":material/account_tree:",
     paper="Embar, Srinivasan & Getoor, Learning Explainable Templated Graphical Models (UAI 2022)")
