@@ -12,7 +12,7 @@ from pages.components import (verify_panel, applicability_gate, derived, explana
                               progress_bar, run_button, run_downloads, stale_notice)
 from xcore.data.dataset import RelationalDataset
 from xcore.methods import Run
-from xcore.mln.method import (EXACT_LIMIT, LEGACY, NAMES, MLNSettings, any_arity_query, declared_query, n_query_atoms,
+from xcore.mln.method import (EXACT_LIMIT, LEGACY, NAMES, MLNSettings, declared_query, n_query_atoms,
                               text_setting)
 from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
 from xcore.mln.workflow import (TextSetting, available_methods, evaluation_table, find_annotation, normalised,
@@ -256,16 +256,15 @@ st.caption("Al Farabi, Sarkhel, Dey & Venugopal, *Interpretable Explanations for
            "(importance I(f, Q) = E_Q[n_f] − E[n_f]): on the full network (M-Explain), or on small coalitions of "
            "similar objects merged by weighted rank aggregation (I-Explain).")
 ds = applicability_gate(METHOD, get_dataset())
-candidates = query_predicates(ds)  # I-Explain's (unary); M-Explain also explains the others
-candidates += [p.name for p in ds.predicates if p.name not in candidates and any_arity_query(ds, p.name)]
+candidates = query_predicates(ds)  # open predicates with query atoms, of any arity
 if declared_query(ds) in candidates:  # a loaded program's query predicate first
     candidates.remove(declared_query(ds))
     candidates.insert(0, declared_query(ds))
 if st.session_state.get("mln_target") not in candidates:
     st.session_state.pop("mln_target", None)
 target = (st.selectbox("Query predicate to explain", candidates, key="mln_target",
-                       help="I-Explain explains the atoms of one open unary predicate, e.g. positive(review); "
-                            "M-Explain explains query atoms of any arity, e.g. advisedBy(x, y).")
+                       help="The open predicate whose atoms are explained, e.g. positive(review) or "
+                            "advisedBy(x, y); I-Explain's coalitions sample the objects of its largest argument type.")
           if len(candidates) > 1 else (candidates[0] if candidates else None))
 setting = guarded(text_setting, ds, target)
 annotation = annotation_upload(ds)
