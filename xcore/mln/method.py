@@ -304,12 +304,26 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
         truth = labelled["truth"].astype(int).to_numpy()
         metrics["accuracy"] = float(accuracy_score(truth, (labelled["prediction"] >= 0.5).astype(int)))
         metrics["brier"] = float(brier_score_loss(truth, labelled["prediction"].clip(0, 1)))
+    notes: list[str] = []
     if est.model_.method_ == "gibbs":
         d = est.model_.result_.diagnostics()
-        metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"])})
+        metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"]),
+                        "rhat_above_1.1": float(d["atoms_above_threshold"]), "converged": float(bool(d["converged"]))})
+        notes.append(convergence_note(d, est.model_.mln_.n_atoms))
     return Run(method="mln", settings=settings, fingerprint=dataset.fingerprint(), predictions=predictions,
                explanations=explanations, summary=est.rules_summary(), metrics=metrics, timings=timings,
-               dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_})
+               dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_, "notes": notes})
+
+
+def convergence_note(d: dict, n_atoms: int) -> str:
+    """One sentence on whether the Gibbs chains mixed (split-chain R-hat <= 1.1 for every atom), for
+    the command's output and the page: unconverged marginals and importances are not to be trusted."""
+    run = f"Gibbs {d['n_chains']} chains x {d['n_samples']:,} samples (burn-in {d['burn_in']:,})"
+    if d["converged"]:
+        return f"{run}: converged (max R-hat {d['max_rhat']:.3f}, largest Monte Carlo error {d['max_se']:.3f})"
+    return (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {n_atoms:,} query atoms have R-hat > 1.1 "
+            f"(max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy: raise n_samples "
+            "and burn_in, or use fewer hard constraints")
 
 
 def select_query(query: str, dataset: RelationalDataset, predictions: pd.DataFrame,
