@@ -92,3 +92,38 @@ def test_bottom_clauses_match_aleph_typescripts():
         assert r["order"], (r["folder"], r["example"])  # the same predicates in the same order (modes, layers)
         checked += 1
     assert checked >= 118
+
+
+COVER_FOLDERS = ("abduce", "features", "good", "numbers", "recursion", "refine", "trains")
+"""Folders whose first search's covers depend on the files only (constraints counts violations of
+`false` constraints, gcws and interactive depend on the session, portray prints English)."""
+
+
+@needs_swipl
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED, reason="needs XCORE_SHARED_DATA (Aleph's examples)")
+def test_clause_coverage_matches_aleph_covers():
+    """Every clause Aleph evaluated in the first search of a session, with its [P/N] cover: our
+    coverage (SWI-Prolog, batched per clause) gives the same counts, gteq/2 thresholds included."""
+    from xcore.data.io.prolog_saturation import clause_coverage
+    from xcore.logic.aleph_typescript import first_search_labels
+
+    root = Path(SHARED) / "aleph_examples"
+    checked = 0
+    for name in COVER_FOLDERS:
+        folder = root / name
+        by_stem: dict[str, list] = {}
+        for lab in first_search_labels((folder / "typescript").read_text(errors="replace")):
+            if " if:" not in lab.clause:  # portrayed (numbers/line, miline)
+                by_stem.setdefault(lab.stem, []).append(lab)
+        for stem, labs in by_stem.items():
+            read = lambda s: (folder / f"{stem}.{s}").read_bytes() if (folder / f"{stem}.{s}").exists() else b""  # noqa: E731
+            atoms = lambda s: [x.strip().rstrip(".") for x in read(s).decode().splitlines()  # noqa: E731
+                               if x.strip() and not x.lstrip().startswith("%")]
+            pos, neg = atoms("f"), atoms("n")
+            cover = clause_coverage(read("b"), read("f"), read("n"), [l.clause for l in labs], pos + neg)
+            for row, lab in zip(cover, labs):
+                assert (int(row[:len(pos)].sum()), int(row[len(pos):].sum())) == (lab.positives, lab.negatives), \
+                    (name, stem, lab.clause)
+                checked += 1
+    assert checked >= 140

@@ -158,3 +158,46 @@ def same_up_to_renaming(head_a: str, body_a: list[str], head_b: str, body_b: lis
         return None
 
     return solve(0, mapping)
+
+
+@dataclass
+class TypescriptLabel:
+    """A clause Aleph evaluated in the first search of a session, with its cover ``[P/N]``."""
+
+    stem: str
+    clause: str
+    positives: int
+    negatives: int
+
+
+def first_search_labels(text: str) -> list[TypescriptLabel]:
+    """The clauses and ``[P/N]`` covers of the first ``[reduce]`` search after each ``read_all``: the
+    only search of a session that counts over all examples (later ones drop covered positives)."""
+    lines = clean(text).split("\n")
+    out: list[TypescriptLabel] = []
+    stem, state, chunk = "", "", []
+    for line in lines:
+        m = re.search(r"\?-\s*read_all\(\s*'?([A-Za-z0-9_]+)'?\s*\)", line)
+        if m:
+            stem, state, chunk = m.group(1), "wait", []
+            continue
+        if state == "wait" and line.strip() == "[reduce]":
+            state, chunk = "search", []
+            continue
+        if state != "search":
+            continue
+        if line.startswith("[best clause]") or line.startswith("[search time]") or line.startswith("[atoms left]"):
+            state = "done"
+            continue
+        lab = re.fullmatch(r"\[(\d+)/(\d+)\]", line.strip())
+        if lab and chunk:
+            out.append(TypescriptLabel(stem, " ".join(chunk).rstrip(".").strip(), int(lab.group(1)),
+                                       int(lab.group(2))))
+            chunk = []
+        elif line.startswith("["):
+            chunk = []
+        elif line.strip():
+            if chunk and chunk[-1].endswith("."):  # a clause printed without a cover: not the labelled one
+                chunk = []
+            chunk.append(line.strip())
+    return out

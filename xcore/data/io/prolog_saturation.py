@@ -165,6 +165,35 @@ named(T, L, NL) :-
     NL = NG.
 name_arg(p(V, R, _), p(NV, _, _)) :- ( R == (#) -> NV = V ; index_of(V, I), NV = '$VAR'(I) ).
 
+% coverage: for every clause of ClauseFile, one line of 0/1 over the examples of ExampleFile
+cover(ClauseFile, ExampleFile) :-
+    read_terms(ExampleFile, Exs),
+    read_terms(ClauseFile, Cs),
+    forall(member(C, Cs), cover_one(C, Exs)).
+read_terms(File, Ts) :-
+    setup_call_cleanup(open(File, read, S), read_list(S, Ts), close(S)).
+read_list(S, Ts) :-
+    catch(read_term(S, T, []), _, (T = '$unreadable', skip(S, 0'\n))),
+    ( T == end_of_file -> Ts = [] ; Ts = [T|R], read_list(S, R) ).
+cover_one('$unreadable', Exs) :- !,
+    findall(?, member(_, Exs), Bits), atomic_list_concat(Bits, Row), format("cover\t~w~n", [Row]).
+cover_one(C, Exs) :-
+    ( C = (H :- B) -> true ; H = C, B = true ),
+    (   catch(safe_goal(user:B), E, (format("refused\t~q~n", [E]), fail))
+    ->  findall(Bit, ( member(Ex, Exs), ( covers(H, B, Ex) -> Bit = 1 ; Bit = 0 ) ), Bits)
+    ;   findall(0, member(_, Exs), Bits)
+    ),
+    atomic_list_concat(Bits, Row), format("cover\t~w~n", [Row]).
+covers(H, B, Ex) :-
+    \+ \+ ( copy_term(H-B, Ex-B1),
+             catch(call_with_time_limit(__TIME__, call_with_depth_limit(user:B1, 10000, R)), _, fail),
+             R \== depth_limit_exceeded ).
+
+main :-
+    current_prolog_flag(argv, [cover, Bk, Pos, Neg, ClauseFile, ExampleFile]), !,
+    load_file(Bk, background), load_file(Pos, pos), load_file(Neg, neg),
+    cover(ClauseFile, ExampleFile),
+    halt.
 main :-
     current_prolog_flag(argv, [Bk, Pos, Neg|Exs]),
     load_file(Bk, background), load_file(Pos, pos), load_file(Neg, neg),
@@ -199,6 +228,54 @@ def _limits() -> None:  # in the child, before exec
     resource.setrlimit(resource.RLIMIT_CPU, (PROCESS_SECONDS, PROCESS_SECONDS))
 
 
+def _run(files: dict[str, bytes], args: list[str], what: str) -> str:
+    """Run the driver on `files` (written to a fresh temporary folder) with `args` (names of those
+    files or plain data), under the limits; its standard output."""
+    driver = _DRIVER.replace("__TIME__", str(TIME_PER_CALL)).replace("__MAXRECALL__", str(MAX_RECALL))
+    with tempfile.TemporaryDirectory(prefix="xcore-sat-") as tmp:
+        paths = {}
+        for name, data in {**files, "driver.pl": driver.encode()}.items():
+            paths[name] = os.path.join(tmp, name)
+            with open(paths[name], "wb") as fh:
+                fh.write(data)
+        cmd = ["swipl", "--no-packs", "--no-signals", "-f", "none", f"--stack-limit={STACK_LIMIT}", "-q",
+               "-g", "main", "-t", "halt(1)", paths["driver.pl"], "--", *[paths.get(a, a) for a in args]]
+        try:
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, timeout=PROCESS_SECONDS + 10,
+                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
+                                       "LANG": "C.UTF-8"},
+                                  preexec_fn=_limits if sys.platform != "win32" else None)
+        except subprocess.TimeoutExpired:
+            raise DataError(f"SWI-Prolog ran out of time while {what}", file="background") from None
+    if proc.returncode != 0 and not proc.stdout:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise DataError(f"SWI-Prolog failed while {what}" + (f": {err[-1]}" if err else ""), file="background")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def clause_coverage(background: bytes, positives: bytes, negatives: bytes, clauses: list[str],
+                    examples: list[str]) -> "np.ndarray":
+    """(clauses x examples) 0/1: does clause ``head :- body`` cover the example (its head unifies with
+    it and its body succeeds, as Aleph's coverage test)? One SWI-Prolog process for all clauses
+    (batched per clause over every example); a clause whose body the sandbox refuses covers nothing,
+    an unreadable clause gets -1 in its row."""
+    import numpy as np
+
+    if not available():
+        raise DataError("SWI-Prolog (swipl) is not installed: coverage of rule-defined features needs it",
+                        file="background")
+    if not clauses or not examples:
+        return np.zeros((len(clauses), len(examples)), dtype=np.int8)
+    text = "".join(f"({c.strip().rstrip('.')}).\n" for c in clauses).encode()
+    exs = "".join(f"{e.strip().rstrip('.')}.\n" for e in examples).encode()
+    out = _run({"bk": background, "pos": positives, "neg": negatives, "clauses": text, "examples": exs},
+               ["cover", "bk", "pos", "neg", "clauses", "examples"], "computing coverage")
+    rows = [l.split("\t", 1)[1] for l in out.splitlines() if l.startswith("cover\t")]
+    if len(rows) != len(clauses) or any(len(r) != len(examples) for r in rows):
+        raise DataError("SWI-Prolog could not read the clauses or examples to cover", file="background")
+    return np.array([[1 if ch == "1" else -1 if ch == "?" else 0 for ch in r] for r in rows], dtype=np.int8)
+
+
 def saturate_examples(background: bytes, positives: bytes, negatives: bytes, examples: list[str],
                       settings: dict[str, str] | None = None) -> list[Saturation]:
     """Bottom clauses of `examples` (atom texts such as ``p(3)``) under the ``.b`` background and the
@@ -207,26 +284,11 @@ def saturate_examples(background: bytes, positives: bytes, negatives: bytes, exa
     if not available():
         raise DataError("SWI-Prolog (swipl) is not installed: saturation needs it", file="background")
     extra = "".join(f"\n:- set({k}, {v}).\n" for k, v in (settings or {}).items()).encode()
-    driver = _DRIVER.replace("__TIME__", str(TIME_PER_CALL)).replace("__MAXRECALL__", str(MAX_RECALL))
-    with tempfile.TemporaryDirectory(prefix="xcore-sat-") as tmp:
-        paths = {}
-        for name, data in (("bk", background + extra), ("pos", positives), ("neg", negatives), ("driver.pl", None)):
-            paths[name] = os.path.join(tmp, name)
-            with open(paths[name], "wb") as fh:
-                fh.write(driver.encode() if data is None else data)
-        cmd = ["swipl", "--no-packs", "--no-signals", "-f", "none", f"--stack-limit={STACK_LIMIT}", "-q",
-               "-g", "main", "-t", "halt(1)", paths["driver.pl"], "--", paths["bk"], paths["pos"], paths["neg"],
-               *examples]
-        try:
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, timeout=PROCESS_SECONDS + 10,
-                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
-                                       "LANG": "C.UTF-8"},
-                                  preexec_fn=_limits if sys.platform != "win32" else None)
-        except subprocess.TimeoutExpired:
-            raise DataError("SWI-Prolog ran out of time while saturating", file="background") from None
+    text = _run({"bk": background + extra, "pos": positives, "neg": negatives}, ["bk", "pos", "neg", *examples],
+                "saturating")
     out: list[Saturation] = []
     current: Saturation | None = None
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+    for line in text.splitlines():
         kind, _, rest = line.partition("\t")
         if kind == "example":
             current = Saturation(rest, [], [])
@@ -238,6 +300,5 @@ def saturate_examples(background: bytes, positives: bytes, negatives: bytes, exa
         elif current is not None and kind in ("refused", "error"):
             current.problems.append(f"{kind}: {rest}")
     if len(out) != len(examples):
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise DataError("SWI-Prolog failed while saturating" + (f": {err[-1]}" if err else ""), file="background")
+        raise DataError("SWI-Prolog failed while saturating (an example could not be read)", file="background")
     return out
