@@ -309,21 +309,26 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
         d = est.model_.result_.diagnostics()
         metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"]),
                         "rhat_above_1.1": float(d["atoms_above_threshold"]), "converged": float(bool(d["converged"]))})
-        notes.append(convergence_note(d, est.model_.mln_.n_atoms))
+        frozen = int(np.isinf(est.model_.result_.rhat).sum())
+        notes.append(convergence_note(d, est.model_.mln_.n_atoms, frozen))
     return Run(method="mln", settings=settings, fingerprint=dataset.fingerprint(), predictions=predictions,
                explanations=explanations, summary=est.rules_summary(), metrics=metrics, timings=timings,
                dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_, "notes": notes})
 
 
-def convergence_note(d: dict, n_atoms: int) -> str:
+def convergence_note(d: dict, n_atoms: int, frozen: int = 0) -> str:
     """One sentence on whether the Gibbs chains mixed (split-chain R-hat <= 1.1 for every atom), for
     the command's output and the page: unconverged marginals and importances are not to be trusted."""
     run = f"Gibbs {d['n_chains']} chains x {d['n_samples']:,} samples (burn-in {d['burn_in']:,})"
     if d["converged"]:
         return f"{run}: converged (max R-hat {d['max_rhat']:.3f}, largest Monte Carlo error {d['max_se']:.3f})"
-    return (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {n_atoms:,} query atoms have R-hat > 1.1 "
-            f"(max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy: raise n_samples "
-            "and burn_in, or use fewer hard constraints")
+    head = (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {n_atoms:,} query atoms have R-hat > 1.1 "
+            f"(max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy")
+    if frozen:  # chains that never moved and disagree: typical of hard clauses under single-site Gibbs
+        return (head + f". For {frozen:,} atoms the chains never moved and disagree (hard formulas freeze "
+                "single-site Gibbs): more samples will not help; soften the hard formulas or use exact "
+                "inference on a smaller domain")
+    return head + ": raise n_samples and burn_in"
 
 
 def select_query(query: str, dataset: RelationalDataset, predictions: pd.DataFrame,
