@@ -64,7 +64,7 @@ def not_exact(values) -> bool:
 
 
 LAYOUT = FormLayout(
-    rows=(("target",), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
+    rows=(("target", "query"), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
           ("C", "S", "T", "top_k", "aggregation", "work")),
     hidden=("rules",),
     widgets={"learn": "radio", "inference": "radio", "C": "slider", "S": "slider"},

@@ -64,6 +64,7 @@ def reference(folder: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-drm", action="store_true")
+    ap.add_argument("--only", nargs="*", default=None, help="problems as folder/stem, e.g. numbers/guess")
     args = ap.parse_args()
     root = Path(os.environ.get("XCORE_SHARED_DATA", "/work/shared/data")) / "aleph_examples"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -72,6 +73,8 @@ def main() -> None:
     print("| problem | loaded | load s | predicates | targets | SWI-Prolog used | DRM | DRM s | reference |")
     print("|---|---|---:|---:|---|---|---|---:|---|")
     for b in sorted(root.glob("*/*.b")):
+        if args.only is not None and f"{b.parent.name}/{b.stem}" not in args.only:
+            continue
         stem = str(b)[:-2]
         proc = subprocess.run([sys.executable, "-c", CHILD, stem, "0" if args.no_drm else "1"], capture_output=True,
                               text=True, env=env, timeout=3600)

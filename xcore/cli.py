@@ -289,6 +289,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         out.write(note + "\n")
     for k, v in run.metrics.items():
         out.write(f"{k:>12} {v:.6g}\n")
+    for note in run.extras.get("notes", ()) if isinstance(run.extras, dict) else ():
+        out.write(f"note: {note}\n")
     return EXIT_OK
 
 

@@ -98,9 +98,9 @@ def test_smokers_choose_the_query_predicate_and_explain_without_words():
 
 
 @pytest.mark.slow
-def test_loaded_markov_logic_program_with_binary_queries_runs_m_explain():
+def test_loaded_markov_logic_program_with_binary_queries_runs_every_formula_explainer():
     """A .mln + .db upload whose query predicate is binary: the page starts from the program's
-    formulas (with <=> and EXIST) and explains advisedBy atoms by M-Explain."""
+    formulas (with <=> and EXIST) and explains advisedBy atoms by M-, I- and R-Explain."""
     from xcore.data import load
 
     program = (b"*Prof(person)\nAdv(person, person)\n1.2 Adv(x, y) => Prof(y)\n"
@@ -113,6 +113,6 @@ def test_loaded_markov_logic_program_with_binary_queries_runs_m_explain():
     click(at, "mln_run")
     assert not errors(at)
     run = latest(at)
-    assert set(run.explanations) == {"mln:m-explain"}
+    assert set(run.explanations) == {"mln:m-explain", "mln:i-explain", "mln:r-explain"}
     assert all(t.startswith("Adv(") for t in run.predictions["target"])
     assert len(run.predictions) == 2

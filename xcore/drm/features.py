@@ -203,9 +203,25 @@ class Evaluator:
         self._tables[lit] = out
         return out
 
+    def engine_covered(self, clauses: list[Clause]) -> np.ndarray:
+        """(examples x clauses) 0/1 by SWI-Prolog, one process for all clauses: those with rule-defined
+        literals (``gteq(A,9)``) are evaluated as in Aleph, not over tables."""
+        from xcore.data.io.prolog_saturation import clause_coverage
+
+        p = self.problem
+        pos, neg = p.example_files()
+        texts = [c.text().rstrip(".") for c in clauses]
+        m = clause_coverage(p.background, pos, neg, texts, p.example_atoms())
+        return np.maximum(m, 0).T.astype(np.int8)
+
+    def needs_engine(self, clause: Clause) -> bool:
+        return bool(self.problem.computed) and any(l.pred in self.problem.computed for l in clause.body)
+
     def covered(self, clause: Clause) -> np.ndarray:
         """A 0/1 vector: whether the clause body holds for each example (head variable = example)."""
         p = self.problem
+        if self.needs_engine(clause):
+            return self.engine_covered([clause])[:, 0]
         head = clause.head.args[0]
         assert isinstance(head, Var)
         rows = np.unique(p.example_codes)[:, None]
@@ -230,7 +246,12 @@ class Evaluator:
         progress = progress or null_progress
         out = np.zeros((len(self.problem.examples), len(features)), dtype=np.int8)
         t0 = time.perf_counter()
+        engine = [j for j, f in enumerate(features) if self.needs_engine(f.clause)]
+        if engine:  # one SWI-Prolog process for every feature over rule-defined predicates
+            out[:, engine] = self.engine_covered([features[j].clause for j in engine])
         for j, f in enumerate(features):
+            if engine and self.needs_engine(f.clause):
+                continue
             out[:, j] = self.covered(f.clause)
             if j % 50 == 0:
                 progress((j + 1) / max(len(features), 1), f"evaluated {j + 1} of {len(features)} features "

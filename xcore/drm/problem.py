@@ -4,6 +4,7 @@ background facts as integer-coded tables, and the mode language (given or derive
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
-from xcore.errors import DataError
+from xcore.errors import DataError, XcoreError
 from xcore.logic.modes import Mode, ModeArg, ModeLanguage, read_language
 
 NUMERIC = r"^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$"
@@ -34,9 +35,33 @@ def applicable(ds: RelationalDataset) -> str | None:
     labels = ds.truth(target)["value"].round()
     if labels.nunique() < 2:
         return f"the examples of {target} have only one class"
-    if not any(p.closed and len(ds.observations(p.name)) and p.arity >= 1 for p in ds.predicates):
+    if not any(p.closed and len(ds.observations(p.name)) and p.arity >= 1 for p in ds.predicates) \
+            and not computed_predicates(ds, declared_language(ds), target):
         return "there are no background facts to build features from"
     return None
+
+
+def declared_language(ds: RelationalDataset) -> ModeLanguage | None:
+    """The mode language of an Aleph background the dataset keeps as written (a Prolog problem whose
+    background has rules, `RelationalDataset.rules`), else None."""
+    if not ds.rules or ds.description.startswith("Markov logic program"):
+        return None
+    directives = re.findall(r"^[ \t]*(?::-|!-)[ \t]*(?:modeh|modeb|mode|determination|set)[ \t]*\(.*$",
+                            "\n".join(ds.rules), flags=re.M)  # only declarations: rules need a full Prolog reader
+    try:
+        lang = read_language("\n".join(directives), "background")
+    except XcoreError:
+        return None
+    return lang if lang.modeb else None
+
+
+def computed_predicates(ds: RelationalDataset, language: ModeLanguage | None, target: str) -> frozenset[str]:
+    """Body-mode predicates of `language` that have no facts in the data but rules in its background
+    (Aleph's arithmetic helpers ``gteq/2``, ``lteq/2``): SWI-Prolog saturates and evaluates them."""
+    if language is None or not ds.rules:
+        return frozenset()
+    facts = {p.name for p in ds.predicates if p.closed and p.arity >= 1 and len(ds.observations(p.name))}
+    return frozenset(m.predicate for m in language.modeb if m.predicate not in facts and m.predicate != target)
 
 
 @dataclass
@@ -54,6 +79,22 @@ class Problem:
     """Code -> constant string."""
     language: ModeLanguage
     arities: dict[str, int] = field(default_factory=dict)
+    computed: frozenset[str] = frozenset()
+    """Mode predicates defined by background rules (``gteq/2``): saturated and evaluated by SWI-Prolog."""
+    background: bytes = b""
+    """The Aleph background as written (facts and rules), for SWI-Prolog when `computed` is not empty."""
+    engine_cache: dict = field(default_factory=dict, repr=False)
+
+    def example_atoms(self) -> list[str]:
+        """``target(example)`` texts of every example (for SWI-Prolog)."""
+        return [f"{self.target}({e})" for e in self.examples]
+
+    def example_files(self) -> tuple[bytes, bytes]:
+        """The examples as Aleph ``.f`` and ``.n`` texts (positives answer recursive calls)."""
+        atoms = self.example_atoms()
+        pos = "".join(f"{a}.\n" for a, y in zip(atoms, self.labels) if y == 1)
+        neg = "".join(f"{a}.\n" for a, y in zip(atoms, self.labels) if y == 0)
+        return pos.encode(), neg.encode()
 
     @cached_property
     def codes(self) -> dict[str, int]:
@@ -85,7 +126,11 @@ def build_problem(ds: RelationalDataset, modes: str = "", exclude: tuple[str, ..
     truth = ds.truth(target)
     examples = truth["a0"].astype(str).to_numpy(dtype=object)
     labels = (truth["value"].to_numpy(dtype=float) >= 0.5).astype(np.int64)
-    language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
+    declared = None if modes.strip() else declared_language(ds)
+    if declared is not None and computed_predicates(ds, declared, target):
+        language = declared  # Aleph's own modes: the data's facts cannot show modes of rule-defined predicates
+    else:
+        language = read_language(modes, "modes") if modes.strip() else derive_language(ds, target, exclude)
     if not language.modeh:
         language.modeh.append(Mode(1, target, (ModeArg("+", ds.predicate(target).types[0]),), head=True))
     return _coded(ds, target, examples, labels, language, exclude)
@@ -123,12 +168,17 @@ def _coded(ds: RelationalDataset, target: str, examples: np.ndarray, labels: np.
     tables = {name: index.get_indexer(t.ravel()).reshape(t.shape).astype(np.int64) if t.size
               else np.zeros((0, t.shape[1] if t.ndim == 2 else 0), dtype=np.int64) for name, t in raw.items()}
     arities = {p.name: p.arity for p in ds.predicates if p.name not in exclude}
-    _check_language(language, arities, target)
-    return Problem(target, examples, labels, tables, vocab, language, arities)
+    computed = computed_predicates(ds, language, target)
+    _check_language(language, arities, target, computed)
+    background = "\n".join(ds.rules).encode() if computed else b""
+    return Problem(target, examples, labels, tables, vocab, language, arities, computed, background)
 
 
-def _check_language(lang: ModeLanguage, arities: dict[str, int], target: str) -> None:
+def _check_language(lang: ModeLanguage, arities: dict[str, int], target: str,
+                    computed: frozenset[str] = frozenset()) -> None:
     for m in lang.modeb:
+        if m.predicate in computed:
+            continue
         if m.predicate not in arities or arities[m.predicate] != m.arity:
             alt = f"{m.predicate}_{m.arity}"
             if arities.get(alt) == m.arity:

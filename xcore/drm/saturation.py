@@ -8,6 +8,8 @@ variables for the next layer, ``#`` arguments keep their constants, and no liter
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -26,6 +28,8 @@ def saturate(problem: Problem, example: str | int, depth: int | None = None) -> 
     """The bottom clause of one example and the mode each body literal came from."""
     index = problem.index_of(example) if isinstance(example, str) else int(example)
     depth = problem.language.depth if depth is None else depth
+    if problem.computed:
+        return engine_saturate(problem, depth)[index]
     head_mode = problem.language.modeh[0]
     head_type = head_mode.args[0].type
     counter = iter(range(1 << 30))
@@ -101,3 +105,34 @@ def _call_mode(problem: Problem, mode: Mode, known: dict[str, set[int]], newest:
                     outs.append((code, a.type))
         out.append((Lit(mode.predicate, tuple(args)), outs))
     return out
+
+
+def engine_saturate(problem: Problem, depth: int) -> list[tuple[Clause, tuple[Mode, ...]]]:
+    """Bottom clauses of every example by SWI-Prolog (`xcore.data.io.prolog_saturation`, one process,
+    cached on the problem): a language with rule-defined predicates (``gteq(+number,#number)``)
+    saturates as in Aleph. Literals that are not plain ``p(args)`` (operators) are left out."""
+    key = ("bottoms", depth)
+    if key not in problem.engine_cache:
+        from xcore.data.io.prolog_saturation import saturate_examples
+        from xcore.logic.aleph_typescript import split_top
+
+        pos, neg = problem.example_files()
+        sats = saturate_examples(problem.background, pos, neg, problem.example_atoms(), {"i": str(depth)})
+        modes = {(m.predicate, m.arity): m for m in reversed(problem.language.modeb)}
+        out = []
+        for sat in sats:
+            head_var = Var(sat.head[sat.head.index("(") + 1:-1].strip()) if "(" in sat.head else Var("A")
+            body, used = [], []
+            for text in sat.body:
+                m = re.fullmatch(r"([a-z][A-Za-z0-9_]*)\((.*)\)", text.strip())
+                if m is None:
+                    continue
+                args = tuple(Var(a) if re.fullmatch(r"[A-Z_][A-Za-z0-9_]*", a) else a for a in split_top(m.group(2)))
+                mode = modes.get((m.group(1), len(args)))
+                if mode is None:
+                    continue
+                body.append(Lit(m.group(1), args))
+                used.append(mode)
+            out.append((Clause(Lit(problem.target, (head_var,)), tuple(body)), tuple(used)))
+        problem.engine_cache[key] = out
+    return problem.engine_cache[key]

@@ -11,13 +11,14 @@ import pandas as pd
 from pydantic import Field
 
 from xcore.data.dataset import RelationalDataset
-from xcore.errors import XcoreError
+from xcore.errors import ConfigError, XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, Settings, prediction_frame
 from xcore.mln.verify import measure_formulas, measure_words
 from xcore.methods.driver import explain, fitted_for
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
+from xcore.mln.queries import matching_atoms, parse_query, split_atom_texts
 from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
                                 run_explainers, starting_rules, WORD_METHODS)
 from xcore.runtime import Progress, scaled
@@ -59,8 +60,11 @@ class MLNSettings(Settings):
         {"explainers", "C", "S", "T", "top_k", "lime_samples", "aggregation", "work"})
 
     target: str | None = Field(None, title='Query predicate to explain')
-    """The query predicate to explain; None picks one. I-Explain's coalitions need an open unary
-    predicate; M-Explain explains query atoms of any arity."""
+    """The query predicate to explain (any arity, e.g. advisedBy(x, y)); None picks the program's
+    declared query predicate, else an open one with query atoms."""
+    query: str | None = Field(None, title='Query atoms')
+    """Tuffy-style query: which atoms to explain, a predicate (``advisedBy``) or atom patterns of one
+    predicate (``advisedBy(Person380, y)``); its predicate overrides `target`. None: every atom."""
     rules: str = Field("", title='Weighted first-order clauses')
     """Weighted clauses (Alchemy syntax); empty uses the sample's model or rules built from the data."""
     learn: Literal["none", "pll", "linear+pll"] = Field("none", title='Weight learning')
@@ -87,11 +91,17 @@ class MLNSettings(Settings):
     seed: int = Field(0, ge=0, title='Seed')
 
     def model_post_init(self, context: object) -> None:
+        if self.query is not None:
+            parse_query(self.query)  # a ConfigError names the field and column
         unknown = [e for e in self.explainers if e not in LEGACY]
         if unknown:
             from xcore.errors import ConfigError
 
             raise ConfigError(f"unknown explainer {unknown[0]!r}; use any of {', '.join(LEGACY)}", field="explainers")
+
+    def query_target(self) -> str | None:
+        """The query predicate to run: the query's predicate when there is a query, else `target`."""
+        return parse_query(self.query)[0].predicate if self.query is not None else self.target
 
     def explain_settings(self) -> ExplainSettings:
         """The workflow's explainer parameters for these settings."""
@@ -103,7 +113,7 @@ class MLNSettings(Settings):
 
 
 def text_setting(dataset: RelationalDataset, target: str | None) -> TextSetting | None:
-    """The data's query/word/link setting, or None when it has no open unary query predicate."""
+    """The data's query/object/word/link setting, or None when it has no open query predicate."""
     try:
         return detect_setting(dataset, target)
     except XcoreError:
@@ -132,9 +142,8 @@ def applicable(dataset: RelationalDataset) -> str | None:
 
 def default_settings(dataset: RelationalDataset) -> MLNSettings:
     """The data's first query predicate, its sample model or generated rules, every explainer it supports."""
-    declared = declared_query(dataset)
     setting = text_setting(dataset, None)
-    if setting is None or (declared is not None and dataset.predicate(declared).arity != 1):
+    if setting is None:
         return MLNSettings(target=declared_query(dataset), explainers=("mln:m-explain",))
     return MLNSettings(target=setting.target, explainers=default_explainers(dataset, setting.target))
 
@@ -175,7 +184,11 @@ class MLNEstimator(Estimator):
     def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "MLNEstimator":
         s = self.settings
         report = scaled(progress, 0.0, 1.0)
-        self.setting_: TextSetting | None = text_setting(data, s.target)
+        target = s.query_target()
+        if target is not None and target not in data.schema.names:
+            raise ConfigError(f"no predicate {target!r} in {data.name!r} (predicates: "
+                              f"{', '.join(data.schema.names)})", field="query" if s.query else "target")
+        self.setting_: TextSetting | None = text_setting(data, target)
         rules = s.rules.strip() or starting_rules(data, self.setting_).strip()
         if not rules:
             raise XcoreError(f"no rules to run on {data.name!r}: write weighted clauses such as "
@@ -208,7 +221,7 @@ class MLNEstimator(Estimator):
         self.check_fitted()
         model = self.model_ if data is None else MLNModel(self.rules_text_).ground(data).infer(self.model_.method_)
         m = model.marginals()
-        query = self.setting_.target if self.setting_ is not None else self.settings.target
+        query = self.setting_.target if self.setting_ is not None else self.settings.query_target()
         if query is not None:
             m = m[m["atom"].str.startswith(query + "(")].reset_index(drop=True)
         return prediction_frame(m["atom"], m["marginal"], m["truth"], se=m["se"], rhat=m["rhat"])
@@ -243,7 +256,7 @@ class FormulaExplainer(Explainer):
         if not model.is_fitted():
             return "the model is not fitted"
         if model.setting_ is None and self.name != "mln:m-explain":
-            return "needs an open unary query predicate (only M-Explain works on any atom)"
+            return "needs an open query predicate with query atoms (only M-Explain works on any atom)"
         if model.setting_ is not None and LEGACY[self.name] not in available_methods(model.setting_):
             return "needs word evidence (a binary predicate from the query's objects to words)"
         return None
@@ -300,6 +313,8 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
         explanations["mln:m-explain"] = explain(est, "mln:m-explain", dataset)
         timings["explain.mln:m-explain"] = time.perf_counter() - t1
     predictions = est.predict()
+    if settings.query is not None:
+        predictions, explanations = select_query(settings.query, dataset, predictions, explanations)
     from sklearn.metrics import accuracy_score, brier_score_loss
 
     metrics: dict[str, float] = {}
@@ -308,12 +323,52 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
         truth = labelled["truth"].astype(int).to_numpy()
         metrics["accuracy"] = float(accuracy_score(truth, (labelled["prediction"] >= 0.5).astype(int)))
         metrics["brier"] = float(brier_score_loss(truth, labelled["prediction"].clip(0, 1)))
+    notes: list[str] = []
     if est.model_.method_ == "gibbs":
         d = est.model_.result_.diagnostics()
-        metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"])})
+        metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"]),
+                        "rhat_above_1.1": float(d["atoms_above_threshold"]), "converged": float(bool(d["converged"]))})
+        frozen = int(np.isinf(est.model_.result_.rhat).sum())
+        notes.append(convergence_note(d, est.model_.mln_.n_atoms, frozen))
     return Run(method="mln", settings=settings, fingerprint=dataset.fingerprint(), predictions=predictions,
                explanations=explanations, summary=est.rules_summary(), metrics=metrics, timings=timings,
-               dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_})
+               dataset=dataset.name, model=est, extras={"workflow": workflow, "setting": est.setting_, "notes": notes})
+
+
+def convergence_note(d: dict, n_atoms: int, frozen: int = 0) -> str:
+    """One sentence on whether the Gibbs chains mixed (split-chain R-hat <= 1.1 for every atom), for
+    the command's output and the page: unconverged marginals and importances are not to be trusted."""
+    run = f"Gibbs {d['n_chains']} chains x {d['n_samples']:,} samples (burn-in {d['burn_in']:,})"
+    if d["converged"]:
+        return f"{run}: converged (max R-hat {d['max_rhat']:.3f}, largest Monte Carlo error {d['max_se']:.3f})"
+    head = (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {n_atoms:,} query atoms have R-hat > 1.1 "
+            f"(max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy")
+    if frozen:  # chains that never moved and disagree: typical of hard clauses under single-site Gibbs
+        return (head + f". For {frozen:,} atoms the chains never moved and disagree (hard formulas freeze "
+                "single-site Gibbs): more samples will not help; soften the hard formulas or use exact "
+                "inference on a smaller domain")
+    return head + ": raise n_samples and burn_in"
+
+
+def select_query(query: str, dataset: RelationalDataset, predictions: pd.DataFrame,
+                 explanations: dict[str, ExplanationSet]) -> tuple[pd.DataFrame, dict[str, ExplanationSet]]:
+    """The predictions and explanations of the atoms the query selects (`xcore.mln.queries`);
+    `ConfigError` when a pattern has the wrong arity or nothing matches."""
+    patterns = parse_query(query)
+    arity = dataset.predicate(patterns[0].predicate).arity
+    bad = next((p for p in patterns if p.args is not None and len(p.args) != arity), None)
+    if bad is not None:
+        raise ConfigError(f"{bad.predicate} takes {arity} argument(s), the query gives {len(bad.args or ())}",
+                          field="query")
+    constants = {str(c) for t in dataset.types() for c in dataset.constants(t)}
+    keep = matching_atoms(split_atom_texts(predictions["target"].tolist()), patterns, constants)
+    if not keep.any():
+        raise ConfigError(f"the query {query!r} matches none of the {len(predictions)} query atoms", field="query")
+    chosen = predictions["target"][keep].tolist()
+    predictions = predictions[keep].reset_index(drop=True)
+    picked = {k: ExplanationSet([e[t] for t in chosen if t in e], method=e.method, meta={**e.meta, "query": query})
+              for k, e in explanations.items()}
+    return predictions, picked
 
 
 SPEC = MethodSpec(

@@ -117,28 +117,41 @@ class ExplainerRun:
 
 # ---------------------------------------------------------------------- the data
 def query_predicates(dataset: RelationalDataset) -> list[str]:
-    """Open unary predicates with query atoms (what I-Explain can explain), ``positive`` first."""
-    names = [p.name for p in dataset.predicates if p.arity == 1 and not p.closed and len(dataset.targets(p.name))]
-    return sorted(names, key=lambda n: n != "positive")
+    """Open predicates with query atoms, of any arity (I-, R- and M-Explain explain them all):
+    ``positive`` first, then a loaded program's declared query predicates, then unary ones."""
+    names = [p for p in dataset.predicates if not p.closed and len(dataset.targets(p.name))]
+    order = sorted(names, key=lambda p: (p.name != "positive", p.description != "query predicate", p.arity != 1))
+    return [p.name for p in order]
+
+
+def object_type(dataset: RelationalDataset, predicate: str) -> str:
+    """The argument type of `predicate` whose objects I-Explain clusters and samples into coalitions:
+    a unary predicate's type; for an n-ary one the argument type with the most constants (first
+    position on ties), e.g. ``paper`` for ``category(paper, cat)`` and ``person`` for
+    ``advisedBy(person, person)``: sampling a small type (ten categories) would barely cut the network."""
+    types = dataset.predicate(predicate).types
+    sizes = [len(dataset.constants(t)) for t in types]
+    return types[max(range(len(types)), key=lambda i: (sizes[i], -i))]
 
 
 def detect_setting(dataset: RelationalDataset, target: str | None = None) -> TextSetting:
-    """Find the query predicate (an open unary predicate with targets; `target` to choose), its word
-    predicate (closed, binary, first argument the query's type, second another type) and link
-    predicates (closed, binary, both arguments of the query's type)."""
-    unary = [p for p in dataset.predicates if p.arity == 1 and not p.closed and len(dataset.targets(p.name))]
+    """Find the query predicate (an open predicate with query atoms, of any arity; `target` to
+    choose, else `query_predicates`' first), the object type whose objects form coalitions
+    (`object_type`), its word predicate (unary queries only: closed, binary, first argument the
+    query's type, second another type) and link predicates (closed, binary, both arguments of the
+    object type)."""
+    candidates = query_predicates(dataset)
     if target is not None:
-        unary = [p for p in unary if p.name == target]
-        if not unary:
-            raise XcoreError(f"{target!r} is not an open unary predicate with query atoms in {dataset.name!r}")
-    if not unary:
-        raise XcoreError(f"dataset {dataset.name!r} has no open unary predicate with query atoms to explain "
-                         "(I-Explain explains queries such as positive(review))")
-    declared = [p for p in unary if p.description == "query predicate"]  # a loaded program's query list
-    query = next((p for p in unary if p.name == "positive"), declared[0] if declared else unary[0])
-    obj = query.types[0]
+        if target not in candidates:
+            raise XcoreError(f"{target!r} is not an open predicate with query atoms in {dataset.name!r}")
+        candidates = [target]
+    if not candidates:
+        raise XcoreError(f"dataset {dataset.name!r} has no open predicate with query atoms to explain "
+                         "(I-Explain explains queries such as positive(review) or advisedBy(x, y))")
+    query = dataset.predicate(candidates[0])
+    obj = object_type(dataset, query.name)
     binary = [p for p in dataset.predicates if p.arity == 2 and p.closed]
-    words = [p for p in binary if p.types[0] == obj and p.types[1] != obj]
+    words = [p for p in binary if p.types[0] == obj and p.types[1] != obj] if query.arity == 1 else []
     word = next((p for p in words if "word" in p.name), words[0] if words else None)
     links = tuple(p.name for p in binary if p.types == (obj, obj))
     return TextSetting(query.name, obj, word.name if word is not None else None, links)

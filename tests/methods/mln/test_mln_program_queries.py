@@ -14,10 +14,11 @@ def test_declared_binary_query_is_the_default_and_target_overrides():
     spec = REGISTRY["mln"]
     assert spec.applicable(ds) is None
     settings = spec.default_settings(ds)
-    assert settings.target == "Adv" and settings.explainers == ("mln:m-explain",)
-    run = run_method("mln", ds, settings, cache=None)
+    assert settings.target == "Adv"  # n-ary queries get every formula explainer (I-, M-, R-Explain)
+    assert set(settings.explainers) == {"mln:i-explain", "mln:m-explain", "mln:r-explain"}
+    run = run_method("mln", ds, settings.replace(explainers=("mln:m-explain",)), cache=None)
     assert set(run.predictions["target"]) == {"Adv(A, B)", "Adv(B, A)", "Adv(B, B)"}
     exps = run.explanations["mln:m-explain"]
     assert exps["Adv(B, A)"].items  # an n-ary query atom explained by its ground formulas
-    other = run_method("mln", ds, settings.model_copy(update={"target": "Busy"}), cache=None)
+    other = run_method("mln", ds, settings.replace(target="Busy", explainers=("mln:m-explain",)), cache=None)
     assert set(other.predictions["target"]) == {"Busy(A)"}

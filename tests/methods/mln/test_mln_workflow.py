@@ -41,11 +41,11 @@ def test_detect_setting_on_reviews_and_smokers():
     s = detect_setting(smokers)
     assert s.domain_type == "person" and s.word_predicate is None and s.link_predicates == ("friends",)
     assert detect_setting(smokers, target="cancer").target == "cancer"
-    assert query_predicates(smokers) == ["smokes", "cancer"] and query_predicates(load_sample("lastfm_demo")) == []
-    with pytest.raises(XcoreError, match="'friends' is not an open unary predicate"):
+    assert query_predicates(smokers) == ["smokes", "cancer"] and query_predicates(load_sample("lastfm_demo")) == ["rating"]
+    with pytest.raises(XcoreError, match="'friends' is not an open predicate with query atoms"):
         detect_setting(smokers, target="friends")
-    with pytest.raises(XcoreError, match="no open unary predicate"):
-        detect_setting(load_sample("lastfm_demo"))  # rating(U, I) is binary
+    lastfm = detect_setting(load_sample("lastfm_demo"))  # rating(user, item): binary queries are explained too
+    assert lastfm.target == "rating" and lastfm.word_predicate is None
 
 
 def test_starting_rules_and_annotation_of_the_sample():

@@ -131,6 +131,10 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
     ds = build_dataset(preds, parts, name)
     if rules:
         ds.description = (ds.description + " " if ds.description else "") + "; ".join(notes)
+        # the background as written: engines (saturation, coverage of features over rule-defined
+        # predicates such as gteq/2) run it; part of the fingerprint, so a changed rule is new data
+        ds.rules = tuple(normalised_bytes(files[f]).decode("utf-8", "replace")
+                         for f in sorted(files) if ROLES.get(suffix(f)) == "background")
     return ds
 
 
