@@ -32,6 +32,7 @@ def folds_note(ds: RelationalDataset, values) -> str | None:
     return None if why is None else f"Runs {k} folds: {why}."
 
 
+# Where DRM's settings go (the fields come from `DRMSettings`; relevance is edited beside an explanation).
 LAYOUT = FormLayout(
     rows=(("max_draws", "max_literals", "depth", "seed"), ("folds", "hamming", "min_neighbours", "max_epochs"),
           ("modes",)),
@@ -41,7 +42,6 @@ LAYOUT = FormLayout(
     widgets={"modes": "text_area"},
     steps={"max_draws": 100, "max_epochs": 10, "dropout": 0.05},
     notes={"folds": folds_note})
-"""Where DRM's settings go (the fields come from `DRMSettings`; relevance is edited beside an explanation)."""
 
 
 def settings_form(ds: RelationalDataset) -> DRMSettings | None:

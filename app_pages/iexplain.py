@@ -63,6 +63,7 @@ def not_exact(values) -> bool:
     return values["inference"] == "exact"
 
 
+# Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor).
 LAYOUT = FormLayout(
     rows=(("target", "query"), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
           ("C", "S", "T", "top_k", "aggregation", "work")),
@@ -75,7 +76,6 @@ LAYOUT = FormLayout(
     follow=lambda d, v: {"explainers": list(default_explainers(d, v["target"]))}, follow_on=("target",),
     disable_if={"n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
     notes={"inference": inference_note})
-"""Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor)."""
 
 
 def settings_form(ds: RelationalDataset) -> MLNSettings | None:
@@ -279,8 +279,8 @@ def time_caption(ctx: PageContext) -> None:
                                     for k, v in ctx.run.timings.items()))
 
 
+# What this pass's form drew that a tab reads (the annotation).
 DRAWN: dict = {}
-"""What this pass's form drew that a tab reads (the annotation)."""
 
 method_page(
     REGISTRY[METHOD],

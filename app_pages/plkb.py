@@ -62,6 +62,7 @@ def kb_note(ds: RelationalDataset, values) -> str | None:
     return None if choice is None else f"Suggested: {choice[1]}."
 
 
+# Where the classifier's settings go (the fields come from `PLKBSettings`).
 LAYOUT = FormLayout(
     rows=(("label", "positive_class", "kb", "n_bins"), ("max_k", "min_support", "n_trees", "all_nodes"),
           ("k_auto", "k", "k_max"), ("drop",), ("knowledge",)),
@@ -78,7 +79,6 @@ LAYOUT = FormLayout(
                 "n_trees": lambda v: v["kb"] != "tree", "all_nodes": lambda v: v["kb"] != "tree",
                 "k_max": lambda v: not v["k_auto"]},
     notes={"kb": kb_note})
-"""Where the classifier's settings go (the fields come from `PLKBSettings`)."""
 
 
 def settings_form(ds: RelationalDataset) -> PLKBSettings | None:

@@ -57,7 +57,7 @@ def press(button) -> None:
 
 def set_number(page, label: str, value: int, idle: bool = True) -> None:
     """Type a number and press Enter; with `idle`, wait until the rerun that takes it has ended."""
-    box = page.get_by_label(label)
+    box = page.get_by_role("spinbutton", name=label, exact=True)  # not the field's help button
     box.wait_for(timeout=60_000)
     box.fill(str(value))
     box.press("Enter")

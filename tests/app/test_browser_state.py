@@ -54,10 +54,10 @@ def test_m_nlil_labels_follow_generated_scenes_and_settings_survive_navigation(a
                 assert "eastbound" not in text and all(h in text for h in heads), text
             set_number(page, "Formulas per level", 3)
             for _ in range(2):  # away through the sidebar and back, twice
-                nav.get_by_text("Data", exact=True).first.click()
+                nav.locator(f'a[data-testid=stSidebarNavLink][href="{app_url}/"]').click()  # the Data page
                 page.get_by_text("Load sample").first.wait_for(timeout=120_000)
                 wait_idle(page)
-                nav.get_by_text("m-NLIL", exact=False).first.click()
+                nav.locator(f'a[data-testid=stSidebarNavLink][href="{app_url}/nlil"]').click()
                 wait_idle(page)
                 width = page.get_by_label("Formulas per level").first
                 width.wait_for(timeout=120_000)

@@ -109,3 +109,15 @@ def test_a_new_settings_field_is_accepted_by_xcore_run_set(knob_method, tmp_path
     assert "extra_knob" in (out / "report.html").read_text()
     assert cli_main(["run", "esms", "sample:lastfm_demo", "--set", "extra_knob=9", "--out", str(out)]) == 2
     assert "extra_knob" in capsys.readouterr().err
+
+
+def test_pages_are_views_that_draw_no_stray_text():
+    """Streamlit writes any bare string of a page's module body onto the page ("magic"): only the module
+    docstring may stand alone."""
+    import ast
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[2] / "app_pages").glob("*.py")):
+        body = ast.parse(path.read_text()).body
+        stray = [n.lineno for n in body[1:] if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)]
+        assert not stray, f"{path.name}: bare strings at lines {stray} would be drawn on the page"

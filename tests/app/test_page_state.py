@@ -1,7 +1,10 @@
 """State that survives navigation (issue 24), driven through app.py's real navigation: settings and the last
 results of a method page are kept when the user leaves it and comes back; editors follow the data they show.
 
-Each defect failed on the code before `ui/state.py` and the generated forms; every step is done twice.
+The first two failed on the code before `ui/state.py` and the generated forms (ticked project rules lost
+after a visit to the Data page; the Demo left the old data's rules in the editor). The m-NLIL labels' defect
+lived in the browser (its widget kept the old value the page no longer set), so `test_browser_state.py` is the
+test that failed before; the AppTest here keeps the server side right. Every step is done twice.
 """
 
 from __future__ import annotations

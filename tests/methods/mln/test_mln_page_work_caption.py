@@ -17,9 +17,9 @@ pytestmark = pytest.mark.xdist_group("app")
 
 def test_each_panel_shows_its_sampling_work_and_time():
     at = page("iexplain", load_sample("reviews_demo"))
-    at.multiselect(key="mln_methods").set_value(["mln:i-explain", "mln:m-explain"])
+    at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain"])
     at.number_input(key="mln_T").set_value(3)
-    at.number_input(key="mln_samples").set_value(200)
+    at.number_input(key="mln_n_samples").set_value(200)
     at.run()
     for _ in range(2):  # clicking twice keeps a consistent display
         click(at, "mln_run")
