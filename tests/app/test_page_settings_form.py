@@ -18,6 +18,7 @@ from xcore.cli import main as cli_main
 from xcore.data.samples import load_sample
 from xcore.methods import REGISTRY
 from xcore.psl.workflow import ESMSSettings
+from xcore.report import report_html
 
 pytestmark = pytest.mark.xdist_group("app")
 
@@ -97,7 +98,7 @@ def test_a_new_settings_field_appears_on_the_page_and_reaches_the_run(knob_metho
     click(at, "esms_run_btn")
     run = list(at.session_state["_runs"].values())[-1]
     assert isinstance(run.settings, KnobSettings) and run.settings.extra_knob == 5
-    assert "extra_knob" in run.report_html()
+    assert "extra_knob" in report_html(run)
 
 
 def test_a_new_settings_field_is_accepted_by_xcore_run_set(knob_method, tmp_path, capsys):
