@@ -125,10 +125,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
-    from scipy.optimize import Bounds, minimize  # 0.2 s beyond scipy.sparse: imported only when L-BFGS-B runs
+    from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B without all of scipy.optimize
 
-    # array bounds: a list of (0, 1) pairs costs scipy a Python conversion per atom on every call
-    bounds = Bounds(lo, hi)  # hard rows over one atom are bounds (box_bounds)
     tick = throttled(progress)
     seen = [0]
 
@@ -138,9 +136,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
 
     for _ in range(20):
         seen[0] = 0
-        res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10},
-                       callback=None if tick is None else callback)
+        res = minimize_lbfgsb(prog.energy_and_gradient, y, lo, hi, maxiter=max_iter, gtol=tol,
+                              callback=None if tick is None else callback)  # hard rows over one atom: bounds
         nit += int(res.get("nit", 0))  # scipy omits it when its own presolve ends the run
         y = np.clip(res.x, lo, hi)
         if prog.kkt_residual(y, lo, hi) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
@@ -163,7 +160,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     convex program, hence its optimum). Exact in the limit, like ADMM, but each step is a smooth
     solve that L-BFGS-B does in few iterations.
     """
-    from scipy.optimize import Bounds, minimize
+    from xcore.psl.lbfgsb import minimize_lbfgsb
 
     t0 = time.perf_counter()
     lo, hi, rest = bounds3
@@ -174,7 +171,6 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     lam = np.zeros(len(d))
     mu = 10.0 * max(1.0, float(prog.w.max(initial=1.0)))
     y = np.clip(_start(prog, y0), lo, hi)
-    bounds = Bounds(lo, hi)
     tick = throttled(progress)
     nit, outer, previous = 0, 0, np.inf
 
@@ -194,8 +190,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
         if tick is not None:
             tick(min(nit / max_iter, 1.0), f"augmented Lagrangian step {outer} (L-BFGS-B iteration {nit:,})")
         for _ in range(20):  # restarts, as in map_lbfgs: the squared hinges are only C1
-            res = minimize(lagrangian, y, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10})
+            res = minimize_lbfgsb(lagrangian, y, lo, hi, maxiter=max_iter, gtol=tol)
             nit += int(res.get("nit", 0))
             y = np.clip(res.x, lo, hi)
             g = lagrangian(y)[1]
