@@ -20,8 +20,8 @@ Per row, fresh processes on both sides:
   with ``MaxLikelihoodMPE``, then infer ``X-learned.psl`` on ``X-eval.data``) to show it runs;
   the values compared with Java are inference on ``X-eval.data`` with the written weights
   (``--no-learn``) against the 2.4 runtime on the same ``.data`` + ``.psl`` translated one to one
-  into a JSON config (same files, same rules in today's spelling: 2.3's ``(A1 - A2)`` is written
-  ``(A1 != A2)``, since the 2.4 runtime does not read it as 2.3 did; no learn split).
+  into a JSON config (same files, same rules in canonical text: 2.3's ``(A1 - A2)`` written
+  ``(A1 != A2)``; no learn split).
 
 Columns: ours runs (exit code 0), the steps our command printed, Java runs, the largest
 |ours - Java| per target predicate, the energy of each side's values under one grounding (ours
@@ -114,7 +114,7 @@ def legacy_as_json(data: Path, model: Path, target: Path) -> None:
         if spec.declared_open is False and not entry.get("targets"):
             entry.pop("targets", None)
         preds[f"{spec.name}/{spec.arity}"] = entry
-    # the rules in today's spelling: PSL 2.3's `(A1 - A2)` (meaning !=) is not read that way by the 2.4 runtime
+    # the rules as xcore read them, in canonical PSL text (2.3's `(A1 - A2)` written `(A1 != A2)`, constants quoted)
     rules = [r.text("psl") for r in project.parsed_rules("infer")]
     target.write_text(json.dumps({"rules": rules, "predicates": preds}))
 
