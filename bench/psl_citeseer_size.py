@@ -70,7 +70,8 @@ def timed(cmd: list[str], cwd: Path, timeout: float) -> tuple[int, str, float, f
     """(exit code, output, wall s, CPU s of the child) of a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: Java's atom dump would fill a pipe and block
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
     deadline = t0 + timeout
     out = ""
     while True:
@@ -80,9 +81,11 @@ def timed(cmd: list[str], cwd: Path, timeout: float) -> tuple[int, str, float, f
         if time.monotonic() > deadline:
             proc.kill()
             pid, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = -9
             return -9, "timed out", time.monotonic() - t0, usage.ru_utime + usage.ru_stime
         time.sleep(0.05)
-    out = proc.stdout.read()
+    log.seek(0)
+    out = log.read()
     return os.waitstatus_to_exitcode(status), out, time.monotonic() - t0, usage.ru_utime + usage.ru_stime
 
 
