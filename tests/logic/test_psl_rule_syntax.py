@@ -119,3 +119,14 @@ def test_arithmetic_grounding_needs_every_atom_and_folds_observations():
         obs = {("a", "c"): 0.7}
         assert b[i] == pytest.approx(obs.get((p, q), 0.0) - obs.get((q, p), 0.0))
         assert g.texts(store, [i])[0] == f"Knows({p}, {q}) - Knows({q}, {p}) = 0.0"
+
+
+def test_psl_text_quotes_number_constants_as_java_psl_needs():
+    """Java PSL's grammar takes only quoted constants (it refused `HasCat(A, 1)` in a learned model):
+    PSL text quotes numbers, Markov logic text keeps them bare, both read back to the same rule."""
+    from xcore.logic.parser import parse_rule
+
+    rule = parse_rule("1.0: HasCat(A, '1') & Link(A, B) -> HasCat(B, '1') ^2", dialect="psl")
+    assert rule.text("psl") == "1.0: HasCat(A, '1') & Link(A, B) -> HasCat(B, '1') ^2"
+    assert parse_rule(rule.text("psl"), dialect="psl") == rule
+    assert "HasCat(A, 1)" in rule.text("mln")

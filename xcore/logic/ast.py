@@ -38,12 +38,11 @@ class Constant:
     def text(self, dialect: Dialect = "psl") -> str:
         """Canonical text: quoted in PSL; bare when it is a capitalised name in Markov logic.
 
-        Plain decimal numbers (``3``, ``-0.5``) are bare in both dialects. Quoted text escapes
-        backslash, quote and line breaks so that the parser reads back exactly `value`.
+        Plain decimal numbers (``3``, ``-0.5``) are bare in Markov logic; PSL's grammar takes only
+        quoted constants (Java PSL refuses ``HasCat(A, 1)``), so PSL text quotes them too. Quoted
+        text escapes backslash, quote and line breaks so that the parser reads back exactly `value`.
         """
-        if dialect == "mln" and _BARE_MLN_CONSTANT.fullmatch(self.value):
-            return self.value
-        if _BARE_NUMBER.fullmatch(self.value):
+        if dialect == "mln" and (_BARE_MLN_CONSTANT.fullmatch(self.value) or _BARE_NUMBER.fullmatch(self.value)):
             return self.value
         escaped = (
             self.value.replace("\\", "\\\\")

@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "StructuredPerceptron for a config and MaxLikelihoodMPE for .data + .psl, as PSL")
     p.add_argument("--no-learn", action="store_true",
                    help="never learn weights: infer with the weights written in the rules")
+    p.add_argument("--check-unique", dest="check_unique", action="store_true", default=None,
+                   help="check whether the MAP optimum is unique (two LPs over the optimal face; done by default "
+                        f"up to {UNIQUENESS_AUTO_LIMIT:,} potentials): a flat optimum is reported as a warning")
+    p.add_argument("--no-check-unique", dest="check_unique", action="store_false",
+                   help="skip the uniqueness check")
     p.add_argument("-D", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="PSL option: votedperceptron.* and gradientdescent.* steer --learn, "
                         "runtime.learn.output.model.path names the learned model; others are accepted "
@@ -200,6 +205,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lap("infer")
     if not result.converged:  # the values are written, but the user must know they are approximate
         err.write(f"warning: {result.method} inference did not converge: {result.message}\n")
+    report_uniqueness(model, result, args, err)
+    lap("check")
     frames = target_values(model)
     if args.output:
         write_values(frames, args.output)
@@ -214,6 +221,34 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
                   f"energy {result.energy:.6g} ({result.method}); {phases}\n{cpu}\n")
     return EXIT_OK
+
+
+UNIQUENESS_AUTO_LIMIT = 200_000
+"""Programs up to this many potentials are checked for a unique optimum unless --no-check-unique."""
+
+
+def report_uniqueness(model, result, args, err: TextIO) -> None:
+    """Say whether the MAP optimum is unique (`xcore.psl.uniqueness`): a warning when it is not."""
+    prog = model.program_
+    check = args.check_unique
+    if check is None:
+        check = prog.n_potentials + prog.C.shape[0] <= UNIQUENESS_AUTO_LIMIT
+        if not check:
+            if not args.quiet:
+                err.write(f"optimum uniqueness not checked ({prog.n_potentials:,} potentials; --check-unique checks "
+                          "it with two LPs)\n")
+            return
+    if not check:
+        return
+    from xcore.psl.uniqueness import optimum_spread
+
+    spread = optimum_spread(prog, result.y)
+    if not spread.unique:
+        store = model.store_
+        names = dict(zip(spread.moving[:3], store.atom_text(store.target_ids[spread.moving[:3]])))
+        err.write("warning: " + spread.describe(names) + "\n")
+    elif not args.quiet:
+        err.write(spread.describe() + "\n")
 
 
 LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn", "inference.normalize")

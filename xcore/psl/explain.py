@@ -145,11 +145,17 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
         t = ground_rule_texts(model.grounded_[int(k)], store, rows)
         text[sel] = t["text"][inv]
         natural[sel] = t["natural"][inv]
+        r = model.rules[int(k)]
+        if t["atom_ids"].dtype == object:  # an arithmetic rule: its own atoms per ground rule
+            for s, j in zip(sel, inv):
+                atoms[s], observed[s] = t["atoms"][j], t["observed"][j]
+                tindex[s] = int(np.flatnonzero(t["atom_ids"][j] == aid_arr[s])[0])
+            roles_of[int(k)] = None  # every atom of `sum c*atom (rel) constant` is a term: "body" as in the rule
+            continue
         atoms[sel] = list(t["atoms"][inv])
         observed[sel] = list(t["observed"][inv])
         ids = t["atom_ids"][inv]
         tindex[sel] = np.argmax(ids == aid_arr[sel][:, None], axis=1)
-        r = model.rules[int(k)]
         roles_of[int(k)] = ["body"] * len(r.body) + ["head"] * len(r.head)
     rule_text = {k: model.rules[k].text("psl") for k in roles_of}
     weight = frame["weight"].to_numpy()
@@ -163,7 +169,8 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
     items = [ExplanationItem(
         kind="ground_rule", text=str(text[i]), natural=str(natural[i]), score=float(score[i]),
         direction=int(np.sign(force[i])), effect=float(force[i]),
-        atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]), roles=roles_of[int(rule_arr[i])],
+        atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]),
+        roles=roles_of[int(rule_arr[i])] or ["body"] * len(atoms[i]),
         observed=[bool(o) for o in observed[i]], explainable=bool(expl[i]),
         extras={"rule": rule_text[int(rule_arr[i])], "rule_index": int(rule_arr[i]),
                 "template": model.rules[int(rule_arr[i])].name, "weight": float(weight[i]),

@@ -1,11 +1,12 @@
 """MAP inference for hinge-loss MRFs: argmin_y E(y) over [0, 1]^n, solved exactly.
 
 Three solvers, all vectorised over ground rules:
-- ``lbfgs``: scipy L-BFGS-B with box bounds, for smooth programs (all squared, no hard rules;
-  with hard constraints it hands the problem to the exact QP, since it only keeps box bounds);
+- ``lbfgs``: scipy L-BFGS-B with box bounds, for squared programs (hard rows over one atom are
+  bounds; hard rows over several atoms are held by an augmented Lagrangian, `map_auglag`);
 - ``admm``: consensus ADMM as PSL does, for linear hinges and hard constraints;
 - ``qp``: the same problem as a convex QP (or LP) in HiGHS, an independent exact solver.
-``auto`` picks L-BFGS-B when smooth, else the HiGHS QP (ADMM stays available for parity with PSL).
+``auto`` picks L-BFGS-B when every potential is squared, else the HiGHS QP (ADMM stays available for
+parity with PSL).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _only_bounds(prog: HingeProgram) -> bool:
 def _map_inference(prog: HingeProgram, method: str, y0: np.ndarray | None, tol: float,
                    max_iter: int, progress: Progress | None = None) -> MAPResult:
     if method == "auto":
-        method = "lbfgs" if bool(prog.squared.all()) and _only_bounds(prog) else "qp"
+        method = "lbfgs" if bool(prog.squared.all()) else "qp"
     if method == "lbfgs":
         return map_lbfgs(prog, y0, tol, max_iter, progress)
     if method == "admm":
@@ -101,16 +102,18 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
               max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
     """L-BFGS-B on the smooth energy (squared hinges only).
 
-    L-BFGS-B handles box bounds only, not general linear constraints: a squared-hinge program
-    with hard constraints (hard rules, arithmetic constraints) is solved exactly by the HiGHS QP
-    instead (method "lbfgs→qp"); linear hinges (a non-smooth energy) raise XcoreError.
+    L-BFGS-B handles box bounds only (hard rows over one atom become bounds); hard rows over
+    several atoms (``HasCat(A, +C) = 1 .``) are held by an augmented Lagrangian around it
+    (`map_auglag`); linear hinges (a non-smooth energy) raise XcoreError.
     """
     bounds3 = box_bounds(prog) if prog.C.shape[0] else (np.zeros(prog.n_atoms), np.ones(prog.n_atoms), np.zeros(0))
-    if bool(prog.squared.all()) and (bounds3 is None or len(bounds3[2]) > 0):
+    if bool(prog.squared.all()) and bounds3 is None:  # a bound leaves no value: the exact QP says why
         res = map_qp(prog)
         res.method = "lbfgs→qp"
-        res.message = f"L-BFGS-B cannot hold hard linear constraints; solved by the HiGHS QP ({res.message})"
+        res.message = f"hard bounds conflict; solved by the HiGHS QP ({res.message})"
         return res
+    if bool(prog.squared.all()) and len(bounds3[2]) > 0:
+        return map_auglag(prog, bounds3, y0, tol, max_iter, progress)
     if not prog.squared.all():
         raise XcoreError("L-BFGS-B needs a smooth program (all rules squared, no hard constraints); "
                          "use method='admm' or 'qp'")
@@ -122,10 +125,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
-    from scipy.optimize import Bounds, minimize  # 0.2 s beyond scipy.sparse: imported only when L-BFGS-B runs
+    from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B without all of scipy.optimize
 
-    # array bounds: a list of (0, 1) pairs costs scipy a Python conversion per atom on every call
-    bounds = Bounds(lo, hi)  # hard rows over one atom are bounds (box_bounds)
     tick = throttled(progress)
     seen = [0]
 
@@ -135,9 +136,8 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
 
     for _ in range(20):
         seen[0] = 0
-        res = minimize(prog.energy_and_gradient, y, jac=True, method="L-BFGS-B", bounds=bounds,
-                       options={"maxiter": max_iter, "ftol": 0.0, "gtol": tol, "maxcor": 10},
-                       callback=None if tick is None else callback)
+        res = minimize_lbfgsb(prog.energy_and_gradient, y, lo, hi, maxiter=max_iter, gtol=tol,
+                              callback=None if tick is None else callback)  # hard rows over one atom: bounds
         nit += int(res.get("nit", 0))  # scipy omits it when its own presolve ends the run
         y = np.clip(res.x, lo, hi)
         if prog.kkt_residual(y, lo, hi) <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
@@ -146,6 +146,70 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     converged = kkt <= max(np.sqrt(tol), 1e-7) * 10
     return MAPResult(y, prog.energy(y), nit, time.perf_counter() - t0, "lbfgs", converged,
                      f"{res.message}; projected gradient {kkt:.2e}")
+
+
+def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.ndarray], y0: np.ndarray | None,
+               tol: float = 1e-10, max_iter: int = 20000, progress: Progress | None = None,
+               feasibility: float = 1e-9) -> MAPResult:
+    """Squared hinges under hard linear rows: the method of multipliers with L-BFGS-B inside.
+
+    Minimises E(y) + sum_eq (l r + mu/2 r^2) + sum_ineq (max(0, l + mu r)^2 - l^2) / (2 mu) over the
+    box, r = C y + d, then updates l (l += mu r on equality rows, l = max(0, l + mu r) on
+    inequality rows) and raises mu tenfold when the violation did not fall fourfold; stops when the
+    rows hold to `feasibility` and the inner problem's projected gradient vanishes (a KKT point of the
+    convex program, hence its optimum). Exact in the limit, like ADMM, but each step is a smooth
+    solve that L-BFGS-B does in few iterations.
+    """
+    from xcore.psl.lbfgsb import minimize_lbfgsb
+
+    t0 = time.perf_counter()
+    lo, hi, rest = bounds3
+    C = prog.C.tocsr()[rest]
+    d = prog.d[rest]
+    eq = prog.equality[rest]
+    CT = C.T.tocsr()
+    lam = np.zeros(len(d))
+    mu = 10.0 * max(1.0, float(prog.w.max(initial=1.0)))
+    y = np.clip(_start(prog, y0), lo, hi)
+    tick = throttled(progress)
+    nit, outer, previous = 0, 0, np.inf
+
+    def violation_of(r: np.ndarray) -> float:
+        return float(np.max(np.where(eq, np.abs(r), np.maximum(r, 0.0)), initial=0.0))
+
+    def lagrangian(x: np.ndarray) -> tuple[float, np.ndarray]:
+        e, g = prog.energy_and_gradient(x)
+        r = C @ x + d
+        shifted = np.where(eq, lam + mu * r, np.maximum(lam + mu * r, 0.0))
+        penalty = np.where(eq, lam * r + 0.5 * mu * r * r, (shifted * shifted - lam * lam) / (2 * mu))
+        return e + float(penalty.sum()), g + CT @ shifted
+
+    converged = False
+    while nit < max_iter and outer < 100:
+        outer += 1
+        if tick is not None:
+            tick(min(nit / max_iter, 1.0), f"augmented Lagrangian step {outer} (L-BFGS-B iteration {nit:,})")
+        for _ in range(20):  # restarts, as in map_lbfgs: the squared hinges are only C1
+            res = minimize_lbfgsb(lagrangian, y, lo, hi, maxiter=max_iter, gtol=tol)
+            nit += int(res.get("nit", 0))
+            y = np.clip(res.x, lo, hi)
+            g = lagrangian(y)[1]
+            pg = np.where(y <= lo + 1e-9, np.minimum(g, 0.0), np.where(y >= hi - 1e-9, np.maximum(g, 0.0), g))
+            kkt = float(np.abs(np.where(hi - lo <= 1e-12, 0.0, pg)).max(initial=0.0))
+            if kkt <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
+                break
+        r = C @ y + d
+        viol = violation_of(r)
+        lam = np.where(eq, lam + mu * r, np.maximum(lam + mu * r, 0.0))
+        if viol <= feasibility and kkt <= max(np.sqrt(tol), 1e-7) * 10:
+            converged = True
+            break
+        if viol > 0.25 * previous:
+            mu *= 10.0
+        previous = viol
+    message = (f"augmented Lagrangian: {outer} multiplier steps, {nit} L-BFGS-B iterations; "
+               f"hard rows hold to {violation_of(C @ y + d):.1e}")
+    return MAPResult(y, prog.energy(y), nit, time.perf_counter() - t0, "lbfgs+al", converged, message)
 
 
 def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,

@@ -107,7 +107,7 @@ def write_synthetic_data(project_file: Path, seed: int = 0, reflexive_targets: b
                 obs[t] = 1.0 if (refs["targets"] and len(set(t)) == 1) else value
         targets = [t for k in target_keys for t in groups[k]]
         rows = {"obs": obs, "targets": {t: None for t in targets},
-                "truth": {t: float(rng.random() < 0.5) for t in targets[::2]}}
+                "truth": {t: 0.0 if spec.name in targets_only else float(rng.random() < 0.5) for t in targets[::2]}}
         for part, part_rows in rows.items():
             _write_rows(refs[part], project_file, part_rows)
             _write_rows(spec.sources.get((part, "learn"), []), project_file, part_rows)

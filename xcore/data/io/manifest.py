@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-import yaml
 
 from xcore.data.io.files import FileSet, basename, decode_text, read_source, suffix
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
@@ -105,19 +104,29 @@ def _manifest(doc: Any, file: str) -> Manifest:
 
 
 class _MergeKey(Exception):
-    """Raised by `_NoMergeLoader` at a ``<<`` merge key (carries its 1-based line)."""
+    """Raised by `_no_merge_loader`'s loader at a ``<<`` merge key (carries its 1-based line)."""
 
 
-class _NoMergeLoader(yaml.SafeLoader):
+_LOADER: list[type] = []
+
+
+def _no_merge_loader() -> type:
     """`yaml.SafeLoader` that refuses merge keys (``<<``): merging copies mappings, so a few
-    hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share)."""
+    hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share).
+    Built on first use: PyYAML is imported only when YAML is read or written."""
+    if not _LOADER:
+        import yaml
 
-    def flatten_mapping(self, node: yaml.MappingNode) -> None:
-        """Refuse the mapping if it has a merge key, before anything is copied."""
-        for key, _ in node.value:
-            if key.tag == "tag:yaml.org,2002:merge":
-                raise _MergeKey(key.start_mark.line + 1)
-        super().flatten_mapping(node)
+        class _NoMergeLoader(yaml.SafeLoader):
+            def flatten_mapping(self, node: yaml.MappingNode) -> None:
+                """Refuse the mapping if it has a merge key, before anything is copied."""
+                for key, _ in node.value:
+                    if key.tag == "tag:yaml.org,2002:merge":
+                        raise _MergeKey(key.start_mark.line + 1)
+                super().flatten_mapping(node)
+
+        _LOADER.append(_NoMergeLoader)
+    return _LOADER[0]
 
 
 def parse_yaml(text: str, file: str) -> Any:
@@ -158,8 +167,10 @@ def _expanded_size(doc: Any, limit: int) -> int | None:
 
 
 def _parse_yaml(text: str, file: str) -> Any:
+    import yaml
+
     try:
-        doc = yaml.load(text, Loader=_NoMergeLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = yaml.load(text, Loader=_no_merge_loader())  # noqa: S506 - a SafeLoader subclass
     except _MergeKey as e:
         raise DataError("YAML merge keys (<<) are not supported in manifests; write the entries out",
                         file=file, line=e.args[0]) from None
@@ -276,6 +287,8 @@ def write_manifest(ds: Any, path: str | os.PathLike) -> Path:
     if path.suffix.lower() == ".json":
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     else:
+        import yaml
+
         path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False), encoding="utf-8")
     return path
 
