@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.components import SESSION_RUNS, ensure_app_navigation, show_error
+from pages.components import ensure_app_navigation, show_error
+from pages.components import session_runs as kept_runs
 from xcore.compare import (agreement_figures, compare_runs, disagreements, pair_summary, top_items_table)
 from xcore.errors import XcoreError
 from xcore.methods import Run
+from xcore.methods.session_runs import run_label
 
 
 def session_runs() -> dict[str, Run]:
-    """This session's runs from the method pages, labelled by method, data and settings."""
-    runs = st.session_state.get(SESSION_RUNS, {})
-    return {f"{m} on {run.dataset or '?'} (settings {s[:6]})": run for (m, _, s), run in runs.items()}
+    """This session's runs from the method pages, labelled by method, data and settings; the store's bound
+    and the runs it dropped are said above the list."""
+    runs = kept_runs()
+    st.caption(runs.limit_text())
+    notice = runs.dropped_notice()
+    if notice:
+        st.warning(notice, icon=":material/delete_sweep:")
+    return {run_label(k, run): run for k, run in runs.items()}
 
 
 def uploaded_runs() -> dict[str, Run]:

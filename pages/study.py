@@ -18,6 +18,7 @@ from pages.components import app_query_params, session_runs
 from pages.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
+from xcore.methods.session_runs import run_label
 from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
                          configured_key, pick_items)
 from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, check_key_strength, participant_links
@@ -65,8 +66,12 @@ def researcher_unlocked() -> bool:
 def available_runs() -> dict[str, Run]:
     """Runs of this session (from the method pages) and uploaded run bundles, by a researcher label."""
     runs: dict[str, Run] = {}
-    for key, run in session_runs().items():
-        runs[f"{run.method} on {run.dataset or key[1][:8]} (settings {key[2][:6]})"] = run
+    kept = session_runs()
+    st.caption(kept.limit_text())
+    if kept.dropped_notice():
+        st.warning(kept.dropped_notice(), icon=":material/delete_sweep:")
+    for key, run in kept.items():
+        runs[run_label(key, run)] = run
     runs.update(st.session_state.get(UPLOADED, {}))
     return runs
 
