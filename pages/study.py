@@ -177,6 +177,16 @@ def pick_study(key: str) -> str | None:
     return st.selectbox("Study", list(frame["id"]), key=f"{key}_pick")
 
 
+def make_links(study_id: str) -> None:
+    """Enrol the number of participants asked for and keep their links for this pass to show once."""
+    try:
+        tokens = store().add_participants(study_id, int(st.session_state.get("study_new_n", 5)))
+    except XcoreError as e:
+        st.session_state[LINKS] = (study_id, [], str(e))
+    else:
+        st.session_state[LINKS] = (study_id, tokens, None)
+
+
 def studies_tab() -> None:
     study_id = pick_study("study_studies")
     if study_id is None:
@@ -188,10 +198,12 @@ def studies_tab() -> None:
     n = c[0].number_input("New participants", 1, 1000, 5, key="study_new_n")
     base = c[1].text_input("App address", str(getattr(st.context, "url", "") or "http://localhost:8501"),
                            key="study_base_url")
-    if c[2].button("Create participant links", key="study_make_links"):
-        st.session_state[LINKS] = (study_id, s.add_participants(study_id, int(n)))
+    # a callback: the links are made before this pass draws the studies table, so its count is current
+    c[2].button("Create participant links", key="study_make_links", on_click=make_links, args=(study_id,))
     links = st.session_state.get(LINKS)
-    if links and links[0] == study_id:
+    if links and links[0] == study_id and len(links) > 2 and links[2]:
+        st.error(links[2])
+    elif links and links[0] == study_id:
         text = "\n".join(participant_links(base, study_id, links[1]))
         st.caption("Each link is shown once (only a hash of its token is stored): copy or download them now.")
         st.code(text, language=None)
@@ -213,13 +225,16 @@ def studies_tab() -> None:
 
 # ---------------------------------------------------------------------- researcher: analysis
 def analysis_tab() -> None:
+    # answers arrive from other sessions: the store is read afresh on every pass, and this button makes one
+    st.button("Refresh answers", key="study_refresh", icon=":material/refresh:",
+              help="Read the answers stored so far (participants answer in their own sessions).")
     study_id = pick_study("study_analysis")
     if study_id is None:
         return
     s = store()
     study, responses = s.study(study_id), s.responses(study_id)
     if responses.empty:
-        st.info("No answers yet.")
+        st.info("No answers yet (press Refresh answers to read them again).")
         return
     exclude = st.checkbox("Leave out participants who failed an attention check", True, key="study_exclude")
     try:
@@ -258,7 +273,8 @@ def researcher_view() -> None:
     st.title("User study")
     if not researcher_unlocked():
         return
-    tabs = st.tabs(["Build", "Import", "Studies and links", "Analysis"])
+    # opening a tab reruns the page, so the studies table and the analysis read the store afresh
+    tabs = st.tabs(["Build", "Import", "Studies and links", "Analysis"], key="study_tabs", on_change="rerun")
     with tabs[0]:
         build_tab()
     with tabs[1]:
