@@ -90,6 +90,6 @@ def _compare_html() -> str:
 
 c = st.columns(2)
 c[0].download_button("Comparison (HTML)", _compare_html, "xcore_compare.html", key="compare_dl_html",
-                     mime="text/html")
+                     mime="text/html", on_click="ignore")
 c[1].download_button("Agreement per target (CSV)", agreement.to_csv(index=False), "xcore_agreement.csv",
-                     key="compare_dl_csv", mime="text/csv")
+                     key="compare_dl_csv", mime="text/csv", on_click="ignore")

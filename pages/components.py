@@ -157,7 +157,7 @@ def explanation_card_download(exp: Explanation, key: str) -> None:
 
     name = "".join(ch if ch.isalnum() else "_" for ch in exp.target).strip("_")[:40] or "explanation"
     st.download_button("Explanation card (HTML)", lambda: card_html(exp), f"{name}_card.html",
-                       key=f"{key}_card", mime="text/html")
+                       key=f"{key}_card", mime="text/html", on_click="ignore")
 
 
 # ---------------------------------------------------------------------- run-wide views
@@ -233,15 +233,15 @@ def run_downloads(run: Run, key: str) -> None:
     """Run bundle (JSON), predictions (CSV), explanations (JSON) and the HTML report of a run."""
     c = st.columns(4)
     c[0].download_button("Run bundle (JSON)", run.to_json(), f"{run.method}_run.json", key=f"{key}_bundle",
-                         mime="application/json")
+                         mime="application/json", on_click="ignore")
     c[1].download_button("Predictions (CSV)", run.predictions.to_csv(index=False), f"{run.method}_predictions.csv",
-                         key=f"{key}_pred", mime="text/csv")
+                         key=f"{key}_pred", mime="text/csv", on_click="ignore")
     exps = {name: s.to_dict() for name, s in run.explanations.items()}
     c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
-                         key=f"{key}_exp", mime="application/json")
+                         key=f"{key}_exp", mime="application/json", on_click="ignore")
     c[3].download_button("Report (HTML)", run.report_html, f"{run.method}_report.html", key=f"{key}_report",
                          mime="text/html", help="One self-contained page (opens offline): settings, metrics, "
-                                                "model, predictions and explanation cards.")
+                                                "model, predictions and explanation cards.", on_click="ignore")
 
 
 def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> None:

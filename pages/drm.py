@@ -221,6 +221,6 @@ if run is not None:
     with tabs[5]:
         run_downloads(run, key="drm_dl")
         st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in run.model.features_),
-                           "drm_features.pl", key="drm_dl_feats")
+                           "drm_features.pl", key="drm_dl_feats", on_click="ignore")
     with tabs[-1]:
         verify_panel(run, ds, key="drm_verify")

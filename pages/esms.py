@@ -222,6 +222,6 @@ if run is not None:
     with tabs[7]:
         run_downloads(run, key="esms_dl")
         st.download_button("Model (PSL rules)", run.extras["esms"].model.to_text(), "esms_model.psl",
-                           key="esms_dl_model")
+                           key="esms_dl_model", on_click="ignore")
     with tabs[-1]:
         verify_panel(run, ds, key="esms_verify")

@@ -246,6 +246,7 @@ if run is not None:
         show_experiments(run)
     with tabs[6]:
         run_downloads(run, key="plkb_dl")
-        st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
+        st.download_button("Knowledge base (text)", run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb",
+                           on_click="ignore")
     with tabs[-1]:
         verify_panel(run, ds, key="plkb_verify")
