@@ -25,7 +25,7 @@ from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
-from xcore.viz.views import baseline_table
+from xcore.viz.views import baseline_table, global_table, model_table
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
                        ranked_bar_figure, waterfall_figure)
@@ -174,17 +174,15 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
     st.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
                f"group among their top {k}; colour: green when its items mostly push predictions up, "
                "vermillion when mostly down, grey when mixed or when the score has no direction.")
-    left, right = st.columns([3, 2])
-    left.dataframe(frame.round(4), hide_index=True, width="stretch", key=f"{key}_table",
-                   column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
-    with right:
+    # full width, numbers first (xcore.viz.views): in a 3:2 column the long rule text cut them off
+    st.dataframe(global_table(frame), hide_index=True, width="stretch", key=f"{key}_table",
+                 column_config={"group": st.column_config.TextColumn("rule / clause")})
+    if run.summary is not None:
         st.markdown("**The model**")
-        if run.summary is not None:
-            if run.summary.score_spec is not None:
-                st.caption(run.summary.score_spec.caption())
-            st.dataframe(run.summary.to_frame()[["rank", "text", "score", "explainable"]], hide_index=True,
-                         width="stretch", key=f"{key}_model",
-                         column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
+        if run.summary.score_spec is not None:
+            st.caption(run.summary.score_spec.caption())
+        st.dataframe(model_table(run.summary), hide_index=True, width="stretch", key=f"{key}_model",
+                     column_config={"text": st.column_config.TextColumn("rule / clause")})
 
 
 def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
