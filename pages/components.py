@@ -25,6 +25,7 @@ from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
+from xcore.viz.common import sort_frame
 from xcore.viz.views import baseline_table, global_table, model_table
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
@@ -104,7 +105,7 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
     view = frame
     if query:
         view = view[view["target"].astype(str).str.contains(query, regex=False, case=False)]
-    view = view.sort_values(sort, ascending=not descending, kind="stable", na_position="last")
+    view = sort_frame(view, sort, ascending=not descending)  # "row 2" before "row 10"
     if view.empty:
         st.info(f"No target contains {query!r}.")
         return None

@@ -19,6 +19,7 @@ from pages.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.methods.session_runs import run_label
+from xcore.viz.common import natural_sorted
 from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
                          configured_key, pick_items)
 from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, check_key_strength, participant_links
@@ -115,7 +116,7 @@ def build_tab() -> None:
     design = c[2].radio("Design", ["between", "within"], key="study_design",
                         format_func=lambda d: f"{d}-subject")
     seed = c[3].number_input("Seed", 0, 2**31 - 1, 0, key="study_seed")
-    chosen = st.multiselect("Hand-picked items", targets, key="study_hand") if mode == "hand" else []
+    chosen = st.multiselect("Hand-picked items", natural_sorted(targets), key="study_hand") if mode == "hand" else []
     c = st.columns(2)
     study_id = c[0].text_input("Study id (letters, digits, - and _)", "study-1", key="study_id")
     title = c[1].text_input("Title participants see", "Which explanation helps?", key="study_title")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import textwrap
 from typing import Any, Iterable
 
@@ -46,6 +47,36 @@ def fmt(value: Any) -> str:
         return f"{float(value):.4g}"
     except (TypeError, ValueError):
         return str(value)
+
+
+_CHUNKS = re.compile(r"(\d+)")
+
+
+def natural_key(value: Any) -> tuple:
+    """Sort key that orders the numbers inside text by value: "row 2" before "row 10" before "row 101"
+    (text sorting put "row 1, row 10, row 100, row 101, ..., row 2"); case-insensitive otherwise."""
+    parts = _CHUNKS.split(str(value))
+    return tuple((0, int(p), "") if i % 2 else (1, 0, p.casefold()) for i, p in enumerate(parts) if p != "")
+
+
+def natural_sorted(values: Iterable[Any], reverse: bool = False) -> list[Any]:
+    """`values` in natural order (`natural_key`)."""
+    return sorted(values, key=natural_key, reverse=reverse)
+
+
+def natural_text(values: pd.Series) -> pd.Series:
+    """Text whose plain order is the natural order of `values` (every number zero-padded to 30 digits,
+    case folded); missing values stay missing."""
+    text = values.astype("string")
+    return text.str.replace(r"\d+", lambda m: m.group(0).zfill(30), regex=True).str.casefold()
+
+
+def sort_frame(frame: pd.DataFrame, column: str, ascending: bool = True) -> pd.DataFrame:
+    """`frame` sorted by `column`, stable, missing values last; text columns in natural order
+    ("row 2" before "row 10": the predictions browser listed row 1, row 10, row 100, row 101, ...)."""
+    numeric = pd.api.types.is_numeric_dtype(frame[column]) or pd.api.types.is_bool_dtype(frame[column])
+    return frame.sort_values(column, ascending=ascending, kind="stable", na_position="last",
+                             key=None if numeric else natural_text)
 
 
 def check_frame(frame: Any, columns: Iterable[str], what: str, numeric: Iterable[str] = ()) -> pd.DataFrame:
