@@ -141,7 +141,7 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     if side is not None:
         st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     st.dataframe(item_table(exp, max(k, 20)), hide_index=True, width="stretch", key=f"{key}_items", column_config={
-        "natural": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+        "natural": st.column_config.TextColumn(width="medium", help="Cut when long: the list below has the full text."),
         "direction": st.column_config.TextColumn(help="Which way the reason pushes the prediction (none when the "
                                                       "score has no direction)."),
         "effect": st.column_config.NumberColumn(help="The signed change of the prediction the reason stands for, "
@@ -177,13 +177,13 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
                "vermillion when mostly down, grey when mixed or when the score has no direction.")
     # full width, numbers first (xcore.viz.views): in a 3:2 column the long rule text cut them off
     st.dataframe(global_table(frame), hide_index=True, width="stretch", key=f"{key}_table",
-                 column_config={"group": st.column_config.TextColumn("rule / clause")})
+                 column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
     if run.summary is not None:
         st.markdown("**The model**")
         if run.summary.score_spec is not None:
             st.caption(run.summary.score_spec.caption())
         st.dataframe(model_table(run.summary), hide_index=True, width="stretch", key=f"{key}_model",
-                     column_config={"text": st.column_config.TextColumn("rule / clause")})
+                     column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
 
 
 def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
