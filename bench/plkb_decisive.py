@@ -46,7 +46,8 @@ def measure(name: str, rows: int, positive: str | None = None) -> dict:
     decided = [decides(e.items) for e in exps]
     ks = [float(e.meta.get("k", np.nan)) for e in exps]  # the k the row used
     features = ds.tabular.shape[1] - 1 - len(settings.drop)
-    return {"sample": name if positive is None else f"{name} ({positive} vs rest)", "rows explained": len(exps), "features": features,
+    return {"sample": name if positive is None else f"{name} ({positive} vs rest)", "rows explained": len(exps),
+            "features": features,
             "accuracy": run.metrics.get("accuracy", float("nan")),
             "decided": float(np.mean(decided)) if decided else float("nan"),
             "k median": float(np.nanmedian(ks)) if ks else float("nan"),

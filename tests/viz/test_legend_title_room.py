@@ -29,7 +29,8 @@ def assert_legend_below_and_title_clear(fig):
     if legend_shown(fig):
         lg = fig.layout.legend
         assert lg.orientation == "h", lg
-        assert (lg.yref == "container" and lg.y <= 0.05 and lg.yanchor == "bottom") or (lg.y is not None and lg.y < 0), lg
+        at_bottom = lg.yref == "container" and lg.y <= 0.05 and lg.yanchor == "bottom"
+        assert at_bottom or (lg.y is not None and lg.y < 0), lg
         margin_b = fig.layout.margin.b
         assert margin_b is not None and margin_b >= 60, "no room below the plot for the legend"
     if fig.layout.title.text:

@@ -269,6 +269,6 @@ def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> l
     return []
 
 
-__all__ = ["GLOBAL_TABLE_COLUMNS", "base_value", "baseline_table", "global_table", "model_table", "calibration_figure", "confusion_figure", "global_importance_figure",
-           "is_additive", "prediction_kind", "quality_figures", "residual_figure", "roc_pr_figure",
-           "waterfall_figure"]
+__all__ = ["GLOBAL_TABLE_COLUMNS", "base_value", "baseline_table", "global_table", "model_table",
+           "calibration_figure", "confusion_figure", "global_importance_figure", "is_additive", "prediction_kind",
+           "quality_figures", "residual_figure", "roc_pr_figure", "waterfall_figure"]
