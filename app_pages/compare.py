@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.components import SESSION_RUNS, show_error
+from ui.components import session_runs as kept_runs
+from ui.components import show_error
 from xcore.compare import compare_runs, disagreements, pair_summary, top_items_table
 from xcore.viz.agreement import agreement_figures
 from xcore.errors import XcoreError
 from xcore.methods import Run
+from xcore.methods.session_runs import run_label
 
 
 def session_runs() -> dict[str, Run]:
-    """This session's runs from the method pages, labelled by method, data and settings."""
-    runs = st.session_state.get(SESSION_RUNS, {})
-    return {f"{m} on {run.dataset or '?'} (settings {s[:6]})": run for (m, _, s), run in runs.items()}
+    """This session's runs from the method pages, labelled by method, data and settings; the store's bound
+    and the runs it dropped are said above the list."""
+    runs = kept_runs()
+    st.caption(runs.limit_text())
+    notice = runs.dropped_notice()
+    if notice:
+        st.warning(notice, icon=":material/delete_sweep:")
+    return {run_label(k, run): run for k, run in runs.items()}
 
 
 def uploaded_runs() -> dict[str, Run]:
@@ -83,6 +90,6 @@ def _compare_html() -> str:
 
 c = st.columns(2)
 c[0].download_button("Comparison (HTML)", _compare_html, "xcore_compare.html", key="compare_dl_html",
-                     mime="text/html")
+                     mime="text/html", on_click="ignore")
 c[1].download_button("Agreement per target (CSV)", agreement.to_csv(index=False), "xcore_agreement.csv",
-                     key="compare_dl_csv", mime="text/csv")
+                     key="compare_dl_csv", mime="text/csv", on_click="ignore")

@@ -164,7 +164,7 @@ def run_caption(ctx: PageContext) -> None:
 
 def features_download(ctx: PageContext) -> None:
     st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in ctx.run.model.features_),
-                       "drm_features.pl", key="drm_dl_feats")
+                       "drm_features.pl", key="drm_dl_feats", on_click="ignore")
 
 
 method_page(

@@ -165,7 +165,7 @@ def split_caption(ctx: PageContext) -> None:
 
 def model_download(ctx: PageContext) -> None:
     st.download_button("Model (PSL rules)", ctx.run.extras["esms"].model.to_text(), "esms_model.psl",
-                       key="esms_dl_model")
+                       key="esms_dl_model", on_click="ignore")
 
 
 method_page(

@@ -236,7 +236,8 @@ def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation
     if table is None:
         return
     st.dataframe(table.round(3), hide_index=True, width="stretch")
-    st.download_button("Evaluation (CSV)", table.to_csv(index=False), "mln_evaluation.csv", key="mln_dl_eval")
+    st.download_button("Evaluation (CSV)", table.to_csv(index=False), "mln_evaluation.csv", key="mln_dl_eval",
+                       on_click="ignore")
     st.subheader("Accuracy vs C and S (paper Fig. 2)")
     c = st.columns(2)
     Cs = c[0].multiselect("C values", [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0], [0.1, 0.2, 0.5], key="mln_Cs")

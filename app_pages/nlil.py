@@ -8,6 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from xcore.viz.common import natural_sorted
+
 from ui.common import guarded, set_dataset
 from ui.components import derived, explanation_panel
 from ui.forms import FormLayout, settings_form as form
@@ -171,7 +173,8 @@ def show_gcn(run: Run) -> None:
                "edges are removed, higher is better), fidelity- (flips when only they are kept, lower is better), "
                "characterisation (their harmonic mean). GNNExplainer keeps as many top edges as the rule's subgraph.")
     st.dataframe(cmp.round(3), hide_index=True, width="stretch", key="nlil_gcn_cmp")
-    target = st.selectbox("Node", list(run.explanations["nlil:gnnexplainer"].targets), key="nlil_gcn_node")
+    target = st.selectbox("Node", natural_sorted(run.explanations["nlil:gnnexplainer"].targets),
+                          key="nlil_gcn_node")
     if target is not None:
         left, right = st.columns(2)
         with left:

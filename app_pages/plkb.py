@@ -229,7 +229,8 @@ def kb_tab(ctx: PageContext) -> None:
 
 
 def kb_download(ctx: PageContext) -> None:
-    st.download_button("Knowledge base (text)", ctx.run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb")
+    st.download_button("Knowledge base (text)", ctx.run.model.classifier_.kb_text(), "plkb_kb.txt", key="plkb_dl_kb",
+                       on_click="ignore")
 
 
 method_page(

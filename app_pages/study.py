@@ -18,6 +18,8 @@ from ui.components import session_runs
 from ui.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
+from xcore.methods.session_runs import run_label
+from xcore.viz.common import natural_sorted
 from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
                          configured_key, pick_items)
 from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, check_key_strength, participant_links
@@ -65,8 +67,12 @@ def researcher_unlocked() -> bool:
 def available_runs() -> dict[str, Run]:
     """Runs of this session (from the method pages) and uploaded run bundles, by a researcher label."""
     runs: dict[str, Run] = {}
-    for key, run in session_runs().items():
-        runs[f"{run.method} on {run.dataset or key[1][:8]} (settings {key[2][:6]})"] = run
+    kept = session_runs()
+    st.caption(kept.limit_text())
+    if kept.dropped_notice():
+        st.warning(kept.dropped_notice(), icon=":material/delete_sweep:")
+    for key, run in kept.items():
+        runs[run_label(key, run)] = run
     runs.update(st.session_state.get(UPLOADED, {}))
     return runs
 
@@ -110,7 +116,7 @@ def build_tab() -> None:
     design = c[2].radio("Design", ["between", "within"], key="study_design",
                         format_func=lambda d: f"{d}-subject")
     seed = c[3].number_input("Seed", 0, 2**31 - 1, 0, key="study_seed")
-    chosen = st.multiselect("Hand-picked items", targets, key="study_hand") if mode == "hand" else []
+    chosen = st.multiselect("Hand-picked items", natural_sorted(targets), key="study_hand") if mode == "hand" else []
     c = st.columns(2)
     study_id = c[0].text_input("Study id (letters, digits, - and _)", "study-1", key="study_id")
     title = c[1].text_input("Title participants see", "Which explanation helps?", key="study_title")
@@ -172,6 +178,16 @@ def pick_study(key: str) -> str | None:
     return st.selectbox("Study", list(frame["id"]), key=f"{key}_pick")
 
 
+def make_links(study_id: str) -> None:
+    """Enrol the number of participants asked for and keep their links for this pass to show once."""
+    try:
+        tokens = store().add_participants(study_id, int(st.session_state.get("study_new_n", 5)))
+    except XcoreError as e:
+        st.session_state[LINKS] = (study_id, [], str(e))
+    else:
+        st.session_state[LINKS] = (study_id, tokens, None)
+
+
 def studies_tab() -> None:
     study_id = pick_study("study_studies")
     if study_id is None:
@@ -183,10 +199,12 @@ def studies_tab() -> None:
     n = c[0].number_input("New participants", 1, 1000, 5, key="study_new_n")
     base = c[1].text_input("App address", str(getattr(st.context, "url", "") or "http://localhost:8501"),
                            key="study_base_url")
-    if c[2].button("Create participant links", key="study_make_links"):
-        st.session_state[LINKS] = (study_id, s.add_participants(study_id, int(n)))
+    # a callback: the links are made before this pass draws the studies table, so its count is current
+    c[2].button("Create participant links", key="study_make_links", on_click=make_links, args=(study_id,))
     links = st.session_state.get(LINKS)
-    if links and links[0] == study_id:
+    if links and links[0] == study_id and len(links) > 2 and links[2]:
+        st.error(links[2])
+    elif links and links[0] == study_id:
         text = "\n".join(participant_links(base, study_id, links[1]))
         st.caption("Each link is shown once (only a hash of its token is stored): copy or download them now.")
         st.code(text, language=None)
@@ -208,13 +226,16 @@ def studies_tab() -> None:
 
 # ---------------------------------------------------------------------- researcher: analysis
 def analysis_tab() -> None:
+    # answers arrive from other sessions: the store is read afresh on every pass, and this button makes one
+    st.button("Refresh answers", key="study_refresh", icon=":material/refresh:",
+              help="Read the answers stored so far (participants answer in their own sessions).")
     study_id = pick_study("study_analysis")
     if study_id is None:
         return
     s = store()
     study, responses = s.study(study_id), s.responses(study_id)
     if responses.empty:
-        st.info("No answers yet.")
+        st.info("No answers yet (press Refresh answers to read them again).")
         return
     exclude = st.checkbox("Leave out participants who failed an attention check", True, key="study_exclude")
     try:
@@ -253,7 +274,8 @@ def researcher_view() -> None:
     st.title("User study")
     if not researcher_unlocked():
         return
-    tabs = st.tabs(["Build", "Import", "Studies and links", "Analysis"])
+    # opening a tab reruns the page, so the studies table and the analysis read the store afresh
+    tabs = st.tabs(["Build", "Import", "Studies and links", "Analysis"], key="study_tabs", on_change="rerun")
     with tabs[0]:
         build_tab()
     with tabs[1]:

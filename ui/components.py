@@ -26,7 +26,8 @@ from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.report import report_html
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
-from xcore.viz.views import baseline_table
+from xcore.viz.common import sort_frame
+from xcore.viz.views import baseline_table, global_table, model_table
 from xcore.explain.global_view import global_importance
 from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
                        ranked_bar_figure, waterfall_figure)
@@ -105,7 +106,7 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
     view = frame
     if query:
         view = view[view["target"].astype(str).str.contains(query, regex=False, case=False)]
-    view = view.sort_values(sort, ascending=not descending, kind="stable", na_position="last")
+    view = sort_frame(view, sort, ascending=not descending)  # "row 2" before "row 10"
     if view.empty:
         st.info(f"No target contains {query!r}.")
         return None
@@ -144,7 +145,7 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
     if side is not None:
         st.plotly_chart(side, width="stretch", key=f"{key}_side", config=PLOT_CONFIG)
     st.dataframe(item_table(exp, max(k, 20)), hide_index=True, width="stretch", key=f"{key}_items", column_config={
-        "natural": st.column_config.TextColumn(width="large", help="Cut when long: the list below has the full text."),
+        "natural": st.column_config.TextColumn(width="medium", help="Cut when long: the list below has the full text."),
         "direction": st.column_config.TextColumn(help="Which way the reason pushes the prediction (none when the "
                                                       "score has no direction)."),
         "effect": st.column_config.NumberColumn(help="The signed change of the prediction the reason stands for, "
@@ -161,7 +162,7 @@ def explanation_card_download(exp: Explanation, key: str) -> None:
 
     name = "".join(ch if ch.isalnum() else "_" for ch in exp.target).strip("_")[:40] or "explanation"
     st.download_button("Explanation card (HTML)", lambda: card_html(exp), f"{name}_card.html",
-                       key=f"{key}_card", mime="text/html")
+                       key=f"{key}_card", mime="text/html", on_click="ignore")
 
 
 # ---------------------------------------------------------------------- run-wide views
@@ -178,17 +179,15 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
     st.caption(f"Ground items are grouped by the rule they instantiate. Share: how many explanations have the "
                f"group among their top {k}; colour: green when its items mostly push predictions up, "
                "vermillion when mostly down, grey when mixed or when the score has no direction.")
-    left, right = st.columns([3, 2])
-    left.dataframe(frame.round(4), hide_index=True, width="stretch", key=f"{key}_table",
-                   column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
-    with right:
+    # full width, numbers first (xcore.viz.views): in a 3:2 column the long rule text cut them off
+    st.dataframe(global_table(frame), hide_index=True, width="stretch", key=f"{key}_table",
+                 column_config={"group": st.column_config.TextColumn("rule / clause", width="large")})
+    if run.summary is not None:
         st.markdown("**The model**")
-        if run.summary is not None:
-            if run.summary.score_spec is not None:
-                st.caption(run.summary.score_spec.caption())
-            st.dataframe(run.summary.to_frame()[["rank", "text", "score", "explainable"]], hide_index=True,
-                         width="stretch", key=f"{key}_model",
-                         column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
+        if run.summary.score_spec is not None:
+            st.caption(run.summary.score_spec.caption())
+        st.dataframe(model_table(run.summary), hide_index=True, width="stretch", key=f"{key}_model",
+                     column_config={"text": st.column_config.TextColumn("rule / clause", width="large")})
 
 
 def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
@@ -237,15 +236,15 @@ def run_downloads(run: Run, key: str) -> None:
     """Run bundle (JSON), predictions (CSV), explanations (JSON) and the HTML report of a run."""
     c = st.columns(4)
     c[0].download_button("Run bundle (JSON)", run.to_json(), f"{run.method}_run.json", key=f"{key}_bundle",
-                         mime="application/json")
+                         mime="application/json", on_click="ignore")
     c[1].download_button("Predictions (CSV)", run.predictions.to_csv(index=False), f"{run.method}_predictions.csv",
-                         key=f"{key}_pred", mime="text/csv")
+                         key=f"{key}_pred", mime="text/csv", on_click="ignore")
     exps = {name: s.to_dict() for name, s in run.explanations.items()}
     c[2].download_button("Explanations (JSON)", json.dumps(exps, allow_nan=False), f"{run.method}_explanations.json",
-                         key=f"{key}_exp", mime="application/json")
+                         key=f"{key}_exp", mime="application/json", on_click="ignore")
     c[3].download_button("Report (HTML)", lambda: report_html(run), f"{run.method}_report.html", key=f"{key}_report",
                          mime="text/html", help="One self-contained page (opens offline): settings, metrics, "
-                                                "model, predictions and explanation cards.")
+                                                "model, predictions and explanation cards.", on_click="ignore")
 
 
 def metrics_row(metrics: dict[str, float], names: list[str] | None = None) -> None:

@@ -12,21 +12,24 @@ import streamlit as st
 
 from xcore.data import RelationalDataset
 from xcore.errors import XcoreError, wrap_foreign
-from xcore.methods import REGISTRY, Run, RunCache, Settings, run_key, run_method
+from xcore.methods import REGISTRY, Run, Settings, run_key, run_method
+from xcore.methods.session_runs import MAX_UNPINNED_RUNS, SessionRuns
 from xcore.runtime import BackgroundJob
 
 SESSION_RUNS = "_runs"
 SESSION_JOBS = "_jobs"
 SESSION_INTERRUPTED = "_interrupted"
 """Run-button keys whose latest run was cancelled or failed: they keep showing the previous results."""
-MAX_SESSION_RUNS = 8
+MAX_SESSION_RUNS = MAX_UNPINNED_RUNS
 POLL_SECONDS = 0.25
 
 
-def session_runs() -> RunCache:
-    """This browser session's runs by run key (bounded; least recently used dropped first)."""
-    if SESSION_RUNS not in st.session_state:
-        st.session_state[SESSION_RUNS] = RunCache(max_entries=MAX_SESSION_RUNS)
+def session_runs() -> SessionRuns:
+    """This browser session's runs by run key (bounded unpinned runs, least recently used dropped first,
+    named when dropped; pinned runs kept)."""
+    runs = st.session_state.get(SESSION_RUNS)
+    if not isinstance(runs, SessionRuns):
+        st.session_state[SESSION_RUNS] = SessionRuns.of(runs or {}, MAX_SESSION_RUNS)
     return st.session_state[SESSION_RUNS]
 
 
@@ -94,7 +97,23 @@ def run_button(method: str, dataset: RelationalDataset, settings: Settings | Non
             if run is not None:
                 st.caption("Shown below: the previous run on this data (the last one did not finish); its "
                            "settings may differ from the form's.")
+        if run is not None:
+            pin_box(run, key)
     return run
+
+
+def pin_box(run: Run, key: str) -> None:
+    """A checkbox pinning the shown run (kept beyond the session's bound), and which runs were dropped."""
+    runs = session_runs()
+    rkey = next((k for k in runs if runs[k] is run), None)
+    if rkey is None:
+        return
+    pinned = st.checkbox("Pin this run (keep it in Compare and Study)", value=runs.is_pinned(rkey),
+                         key=f"{key}_pin_{rkey[1][:8]}_{rkey[2][:8]}", help=runs.limit_text())
+    runs.pin(rkey, pinned)
+    notice = runs.dropped_notice(recent_only=True)
+    if notice:
+        st.warning(notice, icon=":material/delete_sweep:")
 
 
 def last_run(method: str, dataset: RelationalDataset) -> Run | None:

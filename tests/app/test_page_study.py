@@ -208,3 +208,19 @@ def test_app_in_participant_mode_has_only_the_participant_page(db, monkeypatch):
     assert "Dataset" not in shown_text(at) and not at.sidebar.children
     plain = run_page(APP)
     assert plain.title and plain.title[0].value != "Toy study"  # without a link: the normal app
+
+
+def test_counts_are_current_after_links_and_answers_are_read_on_refresh(db, monkeypatch):
+    """The studies table counts the links just made; answers stored by participants meanwhile (in their
+    own sessions) show after Refresh answers, without leaving the page."""
+    monkeypatch.setenv("XCORE_RESEARCHER_KEY", KEY)
+    db.publish(make_study(n_items=6))
+    at = unlock(run_page())
+    assert any("No answers yet" in i.value for i in at.info)
+    press(at, "Create participant links")
+    assert frame_with(at, "id", "participants").set_index("id").loc["s1", "participants"] == 5
+    simulate(db, "s1", 12, {"A": [0, 0, 0.1, 0.4, 0.5], "B": [0.5, 0.4, 0.1, 0, 0]}, seed=1)
+    press(at, "Refresh answers")
+    assert not any("No answers yet" in i.value for i in at.info)
+    assert frame_with(at, "test", "effect_size") is not None
+    assert [t.label for t in at.tabs] == ["Build", "Import", "Studies and links", "Analysis"]

@@ -7,6 +7,8 @@ Natural text never states a direction by itself; the words added here do.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
@@ -93,6 +95,16 @@ def hover_lines(item: ExplanationItem, spec: ScoreSpec | None) -> list[str]:
     return lines
 
 
+_LONG_NUMBER = re.compile(r"(?<![\w.])([-+]?\d+\.\d{5,}(?:[eE][-+]?\d+)?)(?![\w.])")
+
+
+def short_numbers(text: str, digits: int = 4) -> str:
+    """`text` with every long decimal literal (five or more decimals, e.g. a learned weight printed in
+    full, "0.8285433219120312: smokes(A)") cut to `digits` significant digits, for text shown to users;
+    files keep the full precision (`Rule.text`)."""
+    return _LONG_NUMBER.sub(lambda m: f"{float(m.group(1)):.{digits}g}", str(text))
+
+
 def item_table(exp: Explanation, k: int = 20):
     """The table every view shows of an explanation's top `k` items: rank, natural text, its
     canonical text, score, direction (in words, from the item's field), effect, explainable."""
@@ -101,8 +113,8 @@ def item_table(exp: Explanation, k: int = 20):
     items = exp.top(k)
     return pd.DataFrame({
         "rank": list(range(1, len(items) + 1)),
-        "natural": [it.natural or it.text for it in items],
-        "text": [it.text for it in items],
+        "natural": [short_numbers(it.natural or it.text) for it in items],
+        "text": [short_numbers(it.text) for it in items],
         "score": [it.score for it in items],
         "direction": [direction_label(it.direction) for it in items],
         "effect": [float("nan") if it.effect is None else it.effect for it in items],

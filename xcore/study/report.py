@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from xcore.study.analysis import ALL, StudyAnalysis
+from xcore.viz.common import styled
 
 LEVEL_COLOURS = {2: ["#ca0020", "#0571b0"], 3: ["#ca0020", "#bababa", "#0571b0"],
                  4: ["#ca0020", "#f4a582", "#92c5de", "#0571b0"],
@@ -43,11 +44,11 @@ def diverging_figure(analysis: StudyAnalysis, question_id: str) -> go.Figure:
                                  legendgroup=str(lv), showlegend=not (lv == mid and side == "neg"),
                                  marker_color=colours[lv - 1], customdata=pct[lv].to_numpy(),
                                  hovertemplate=f"{q.anchors[lv - 1]}: %{{customdata:.1f}}%<extra></extra>"))
-    fig.update_layout(barmode="relative", title=q.text[:90], xaxis_title="% of answers (left: low, right: high)",
-                      legend=dict(traceorder="normal", orientation="h", y=-0.3), height=180 + 40 * len(codes),
-                      margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_layout(barmode="relative", xaxis_title="% of answers (left: low, right: high)",
+                      legend=dict(traceorder="normal"), height=180 + 40 * len(codes),
+                      margin=dict(l=10, r=10, t=50, b=50))
     fig.add_vline(x=0, line_width=1, line_color="#444")
-    return fig
+    return styled(fig, q.text[:90])  # the legend below the axis title, the title below the toolbar
 
 
 def means_figure(analysis: StudyAnalysis, question_id: str = ALL) -> go.Figure:
@@ -57,9 +58,10 @@ def means_figure(analysis: StudyAnalysis, question_id: str = ALL) -> go.Figure:
                                marker=dict(size=12), error_x=dict(type="data", symmetric=False,
                                                                   array=m["ci_high"] - m["mean"],
                                                                   arrayminus=m["mean"] - m["ci_low"])))
-    fig.update_layout(title=f"Mean rating, 95% t interval ({question_id})", xaxis_title="mean rating",
-                      height=160 + 40 * len(m), margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    fig.update_layout(xaxis_title="mean rating", height=160 + 40 * len(m), margin=dict(l=10, r=10, t=50, b=10))
+    # ALL is "(all ratings)": not wrapped in a second pair of parentheses
+    name = question_id if question_id.startswith("(") and question_id.endswith(")") else f"({question_id})"
+    return styled(fig, f"Mean rating, 95% t interval {name}")
 
 
 def _table(frame: pd.DataFrame) -> str:

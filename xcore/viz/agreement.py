@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from xcore.compare import pair_summary
+from xcore.viz.common import styled
 
 
 def agreement_figures(agreement: pd.DataFrame) -> list:
@@ -26,11 +27,12 @@ def agreement_figures(agreement: pd.DataFrame) -> list:
         scatter.add_trace(go.Scatter(x=sel["overlap"], y=sel["spearman"], mode="markers", name=name,
                                      text=sel["target"],
                                      hovertemplate="%{text}<br>overlap %{x:.2f}, rho %{y:.2f}<extra></extra>"))
-    box.update_layout(title=f"Top-{k} overlap per target", yaxis_title=f"top-{k} overlap", yaxis_range=[-0.05, 1.05],
-                      showlegend=False, template="plotly_white")
-    scatter.update_layout(title="Overlap against rank correlation (shared items)", xaxis_title=f"top-{k} overlap",
-                          yaxis_title="Spearman rho", xaxis_range=[-0.05, 1.05], yaxis_range=[-1.05, 1.05],
-                          template="plotly_white")
+    box.update_layout(yaxis_title=f"top-{k} overlap", yaxis_range=[-0.05, 1.05], showlegend=False)
+    # the legend (one entry per pair) goes below the plot: at its side it covered the points in a narrow column
+    scatter.update_layout(xaxis_title=f"top-{k} overlap", yaxis_title="Spearman rho", xaxis_range=[-0.05, 1.05],
+                          yaxis_range=[-1.05, 1.05], showlegend=True)
+    styled(box, f"Top-{k} overlap per target")
+    styled(scatter, "Overlap against rank correlation (shared items)")
     figs = [box, scatter]
     labels = list(dict.fromkeys([*agreement["a"], *agreement["b"]]))
     if len(labels) >= 3:
@@ -42,7 +44,7 @@ def agreement_figures(agreement: pd.DataFrame) -> list:
         heat = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, zmin=0, zmax=1, colorscale="Blues",
                                     text=np.round(matrix, 2), texttemplate="%{text}",
                                     hovertemplate="%{y} vs %{x}<br>mean overlap %{z:.2f}<extra></extra>"))
-        heat.update_layout(title=f"Mean top-{k} overlap between explainers", template="plotly_white",
-                           yaxis_autorange="reversed")
+        heat.update_layout(yaxis_autorange="reversed")
+        styled(heat, f"Mean top-{k} overlap between explainers")
         figs.append(heat)
     return figs

@@ -14,7 +14,9 @@ from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, h
 
 def item_labels(explanation: Explanation, k: int = 10, width: int = 60) -> list[str]:
     """Axis labels of the top-`k` items: ``"<rank>. <text truncated to width>"`` (unique by rank)."""
-    return [f"{r}. {truncate(it.text, width)}" for r, it in enumerate(explanation.top(k), start=1)]
+    from xcore.explain.render import short_numbers
+
+    return [f"{r}. {truncate(short_numbers(it.text), width)}" for r, it in enumerate(explanation.top(k), start=1)]
 
 
 def ranked_bar_figure(explanation: Explanation, k: int = 10, label_width: int = 60,

@@ -14,7 +14,7 @@ from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.explain.render import hover_lines
 from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
-from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM
+from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM, wrap_label
 from xcore.viz.ring_layout import RingLayout, ring_layout
 
 TITLE_FONT = 15
@@ -244,13 +244,18 @@ def legend_height(names: list[str], width: float, font: float = LABEL_FONT) -> f
     return 14 + rows * 1.9 * font
 
 
-def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "Predicates") -> go.Figure:
+def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "Predicates",
+                           width: float = DESIGN_WIDTH) -> go.Figure:
     """Draw `RelationalDataset.predicate_graph()`: size by atom count, colour by open/closed.
 
     Traces: "shared types" (all edges as lines), "edge info" (invisible midpoint markers whose
-    hover lists the shared types), then "closed predicates" and "open predicates" (when non-empty).
-    Explainable predicates get a thick outline.
+    hover lists the shared types), then "argument types" (hubs), "closed predicates" and "open
+    predicates" (when non-empty). Explainable predicates get a thick outline. Laid out in pixels for a
+    figure `width` px wide (`spread_layout`): each label goes where it meets no other label or marker,
+    the figure growing taller until it does (found overlapping on the trains and Last.fm samples).
     """
+    from xcore.viz.spread import spread_layout
+
     if not isinstance(graph, nx.Graph):
         raise FigureInputError(f"predicate_graph_figure needs a networkx Graph, got {type(graph).__name__}")
     if graph.number_of_nodes() == 0:
@@ -259,7 +264,17 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
         missing = [a for a in ("arity", "closed", "explainable", "atoms") if a not in d]
         if missing:
             raise FigureInputError(f"predicate node {n!r} lacks attribute(s) {', '.join(missing)}")
-    pos = graph_layout(graph, seed=seed)
+    max_atoms = max(int(d["atoms"]) for _, d in graph.nodes(data=True))
+    hubs = [n for n, d in graph.nodes(data=True) if d.get("kind") == "type"]
+    markers = {n: 18.0 if n in hubs else predicate_size(int(d["atoms"]), max_atoms) for n, d in graph.nodes(data=True)}
+    texts = {n: wrap_label(str(n), 22, lines=2) for n in graph.nodes}
+    names = (["argument types"] if hubs else []) + [
+        name for name, closed in (("closed predicates", True), ("open predicates", False))
+        if any(bool(d["closed"]) is closed and d.get("kind") != "type" for _, d in graph.nodes(data=True))]
+    heading, top = title_lines(title or "", width)
+    lay = spread_layout(graph_layout(graph, seed=seed), texts, markers, width=width, top=top,
+                        bottom=legend_height(names, width))
+    pos = lay.pos
     fig = go.Figure()
     edges = list(graph.edges())
     xs, ys = _segments(pos, edges)
@@ -271,12 +286,11 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
         marker=dict(size=10, color=theme.EDGE, opacity=0.0), hoverinfo="text",
         hovertext=[hover(f"{u} — {v}", "shared types: " + ", ".join(map(str, graph.edges[u, v].get("types", []))))
                    for u, v in edges]))
-    max_atoms = max(int(d["atoms"]) for _, d in graph.nodes(data=True))
-    hubs = [n for n, d in graph.nodes(data=True) if d.get("kind") == "type"]
     if hubs:
         fig.add_trace(go.Scatter(
             x=[float(pos[n][0]) for n in hubs], y=[float(pos[n][1]) for n in hubs], mode="markers+text",
-            name="argument types", text=[str(n) for n in hubs], textposition="bottom center", hoverinfo="text",
+            name="argument types", text=[texts[n] for n in hubs], textposition=[lay.textposition[n] for n in hubs],
+            textfont=dict(size=LABEL_FONT), hoverinfo="text",
             hovertext=[hover(str(n), f"shared by {graph.degree[n]} predicates") for n in hubs],
             marker=dict(symbol="diamond", size=18, color=theme.EDGE, line=dict(color=theme.OUTLINE, width=1))))
     for name, closed, colour in (("closed predicates", True, theme.OBSERVED), ("open predicates", False, theme.OPEN)):
@@ -284,21 +298,25 @@ def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "
         if not nodes:
             continue
         data = [graph.nodes[n] for n in nodes]
-        sizes = [predicate_size(int(d["atoms"]), max_atoms) for d in data]
         fig.add_trace(go.Scatter(
             x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
-            mode="markers+text", name=name, text=[str(n) for n in nodes], textposition="top center",
+            mode="markers+text", name=name, text=[texts[n] for n in nodes],
+            textposition=[lay.textposition[n] for n in nodes], textfont=dict(size=LABEL_FONT),
             customdata=[str(n) for n in nodes], hoverinfo="text",
             hovertext=[hover(f"{n}/{d['arity']}", "closed (observed)" if d["closed"] else "open (inferred)",
                              "explainable" if d["explainable"] else "not explainable", f"{int(d['atoms']):,} atoms")
                        for n, d in zip(nodes, data)],
-            marker=dict(color=colour, size=sizes,
+            marker=dict(color=colour, size=[markers[n] for n in nodes],
                         line=dict(color=theme.OUTLINE, width=[3 if d["explainable"] else 0.5 for d in data]))))
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, scaleanchor="x", scaleratio=1)
-    fig.update_layout(hovermode="closest", margin=dict(l=10, r=10, t=50, b=10))
-    label_room(fig, pos, x_pad=0.15, y_pad=0.2)  # labels above and below the nodes
-    return styled(fig, title)
+    canvas = lay.canvas
+    fig.update_xaxes(visible=False, range=list(lay.x_range()))
+    fig.update_yaxes(visible=False, range=list(lay.y_range()))
+    fig.update_layout(hovermode="closest", height=round(canvas.height), showlegend=True,
+                      margin=dict(l=canvas.left, r=canvas.right, t=canvas.top, b=canvas.bottom),
+                      legend=dict(orientation="h", yanchor="top", y=-0.01, xanchor="center", x=0.5))
+    fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
+    styled(fig, heading or None)
+    return fig.update_layout(title=dict(font=dict(size=TITLE_FONT)))
 
 
 def predicate_size(atoms: int, max_atoms: int, low: float = 14.0, high: float = 44.0) -> float:

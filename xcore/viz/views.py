@@ -80,7 +80,9 @@ def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, lab
     if frame.empty:
         return empty_figure("no explanation items in this run", title)
     part = frame.head(top)
-    labels = [f"{i}. {truncate(str(g), label_width)}" for i, g in enumerate(part["group"], start=1)]
+    from xcore.explain.render import short_numbers
+
+    labels = [f"{i}. {truncate(short_numbers(g), label_width)}" for i, g in enumerate(part["group"], start=1)]
     colours = [theme.UP if u > 0.5 else theme.DOWN if d > 0.5 else theme.UNKNOWN
                for u, d in zip(part["share_up"], part["share_down"])]
     fig = go.Figure(go.Bar(
@@ -94,6 +96,32 @@ def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, lab
     fig.update_xaxes(title_text=f"share of explanations with it in the top {k}", range=[0, 1])
     fig.update_layout(height=140 + 28 * len(labels), showlegend=False)
     return styled(fig, title)
+
+
+GLOBAL_TABLE_COLUMNS = ("top_k_share", "explanations", "mean_abs_score", "share_up", "share_down", "group")
+"""The global view's table: the numbers first (a narrow column cut them off behind the long rule text)."""
+
+
+def global_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The global view's table of `global_importance`: numbers first, rounded, the rule text last and
+    with its numbers shortened; columns missing from `frame` are left out."""
+    from xcore.explain.render import short_numbers
+
+    cols = [c for c in GLOBAL_TABLE_COLUMNS if c in frame.columns]
+    out = frame[cols].copy()
+    if "group" in out:
+        out["group"] = out["group"].map(short_numbers)
+    return out.round(4)
+
+
+def model_table(summary: Explanation) -> pd.DataFrame:
+    """The model beside the global view: rank, weight (score), explainable, then the rule text with its
+    numbers shortened (the weight column was hidden behind the text in a narrow column)."""
+    from xcore.explain.render import short_numbers
+
+    f = summary.to_frame()
+    return pd.DataFrame({"rank": f["rank"], "score": f["score"].astype(float).round(4),
+                         "explainable": f["explainable"], "text": f["text"].map(short_numbers)})
 
 
 def _direction_share(up: float, down: float) -> str:
@@ -241,6 +269,6 @@ def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> l
     return []
 
 
-__all__ = ["base_value", "baseline_table", "calibration_figure", "confusion_figure", "global_importance_figure",
-           "is_additive", "prediction_kind", "quality_figures", "residual_figure", "roc_pr_figure",
-           "waterfall_figure"]
+__all__ = ["GLOBAL_TABLE_COLUMNS", "base_value", "baseline_table", "global_table", "model_table",
+           "calibration_figure", "confusion_figure", "global_importance_figure", "is_additive", "prediction_kind",
+           "quality_figures", "residual_figure", "roc_pr_figure", "waterfall_figure"]
