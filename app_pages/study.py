@@ -196,7 +196,7 @@ def studies_tab() -> None:
     study = s.study(study_id)
     closed = s.is_closed(study_id)
     c = st.columns(3)
-    n = c[0].number_input("New participants", 1, 1000, 5, key="study_new_n")
+    c[0].number_input("New participants", 1, 1000, 5, key="study_new_n")  # read by make_links
     base = c[1].text_input("App address", str(getattr(st.context, "url", "") or "http://localhost:8501"),
                            key="study_base_url")
     # a callback: the links are made before this pass draws the studies table, so its count is current
