@@ -135,7 +135,7 @@ PAPER = {"Mutagenesis 188": dict(acc="DRM 0.91; OptILP 0.88", acc_v=0.91, h5=0.9
 
 def mutagenesis(lines: list[str], draws: int) -> None:
     ds = load_mutagenesis()
-    chemistry(lines, ds, default_settings(ds).replace(max_draws=draws, explain_rows=1),
+    chemistry(lines, ds, default_settings(ds).replace(max_draws=draws, explain_rows=1, distinct_inputs=True),
               ("cv_fold",), "the data's 10 folds")
 
 
@@ -145,7 +145,8 @@ def carcinogenesis(lines: list[str], draws: int) -> None:
         lines += ["Carcinogenesis: /work/shared is not available here.", ""]
         return
     ds, relevance = load_carcinogenesis(folder)
-    s = default_settings(ds).replace(max_draws=draws, relevance=relevance, explain_rows=1)
+    s = default_settings(ds).replace(max_draws=draws, relevance=relevance, explain_rows=1,
+                                     distinct_inputs=True)
     chemistry(lines, ds, s, (), "seeded stratified 10 folds (the paper's splits are not published)")
 
 
@@ -304,13 +305,19 @@ Notes on the gaps (the paper's feature sets, folds for Canc330 and network searc
   `atm(+drug,-atomid,#element,-atomtype)`), so "a circle load, any count" is a feature; (4)
   `DRMEstimator.predict(new_data)` evaluates the drawn features on new facts and averages the fold
   networks' probabilities (an ensemble of the k cross-validation networks, none refitted).
+- **Network inputs** (issue 31, second part): features drawn as different clauses often have the
+  same extension (Mut188, 10,000 draws: 2,122 features, 202 distinct columns). The network and the
+  linear model now take the distinct columns only (the first feature of each extension over all
+  examples; labels unused); before, a repeated feature carried its repetition count in weight under
+  one weight decay, and the few descriptors that matter (lumo, logp bins, the indicators) were
+  drowned by repeated structure features: on Mut188 (10,000 draws, feature seed 0, the data's
+  folds) the network went from 0.867 to 0.904 and the linear model from 0.872 to 0.888.
 - **Accuracy** against the paper: our features come from a mode language derived from the data
   (`xcore.drm.problem.derive_language`); Aleph's `gteq`/`lteq` threshold rules and the partial
   charges are not facts, so `atm` has no charge and Mut188's `lumo`/`logp` are quartile bins; the
   2-D/3-D distance predicates are absent, and ring/group objects are only tested for existence (no
-  predicate consumes their atoms). The linear model on the same features is the fair reference for
-  the network; the paper's 0.91 needs better features than these. Canc330 uses seeded folds over the
-  337 labelled compounds, not the paper's splits.
+  predicate consumes their atoms). The linear model on the same inputs is the fair reference for
+  the network. Canc330 uses seeded folds over the 337 labelled compounds, not the paper's splits.
 - **Fidelity at H5/H10**: with thousands of features the compounds are far apart (the distance
   line before each table), so the paper's fixed H5 and H10 neighbourhoods are mostly empty where the
   paper has 3-27 neighbours (Fig. 13a); fidelity is then undefined (the "fidelity undefined" row) and

@@ -29,7 +29,8 @@ def test_distinct_columns_against_a_set_of_tuples():
 @pytest.mark.slow
 def test_network_and_linear_model_see_each_extension_once():
     ds = generate_trains(40, seed=2)
-    s = default_settings(ds).replace(max_draws=400, folds=2, inner_folds=2, max_epochs=10, explain_rows=1)
+    s = default_settings(ds).replace(max_draws=400, folds=2, inner_folds=2, max_epochs=10, explain_rows=1,
+                                     distinct_inputs=True)
     est = s.estimator().fit(ds)
     inputs = est.X_[:, est.inputs_]
     assert len({tuple(c) for c in inputs.T}) == inputs.shape[1] == len({tuple(c) for c in est.X_.T})
@@ -37,6 +38,9 @@ def test_network_and_linear_model_see_each_extension_once():
     first = est.nets_[0].model[0]
     assert first.in_features == inputs.shape[1]
     assert est.metrics()["network_inputs"] == inputs.shape[1]
+    every = s.replace(distinct_inputs=False).estimator().fit(ds)
+    assert every.inputs_.tolist() == list(range(every.X_.shape[1]))
+    assert every.nets_[0].model[0].in_features == every.X_.shape[1]
 
 
 @pytest.mark.slow
