@@ -105,6 +105,19 @@ def draw_features(problem: Problem, max_draws: int, seed: int = 0, max_literals:
     return [Feature(i, c) for i, c in enumerate(kept)]
 
 
+def distinct_columns(X: np.ndarray) -> np.ndarray:
+    """Indices of the first column of each distinct column of X, in column order.
+
+    Features drawn as different clauses often have the same extension (on Mutagenesis 188 the
+    2,122 features of 10,000 draws have 202 distinct columns): as network inputs a feature repeated
+    r times carries r times the weight for the same weight decay, so the penalty is far from uniform
+    and the few descriptors that matter are drowned by repeated structure features."""
+    if not X.shape[1]:
+        return np.zeros(0, dtype=np.int64)
+    _, first = np.unique(np.ascontiguousarray(X.T), axis=0, return_index=True)
+    return np.sort(first).astype(np.int64)
+
+
 def canonical(clause: Clause) -> Clause:
     """The clause with variables renamed by first appearance (stable, comparable across runs)."""
     names: dict[Var, Var] = {}

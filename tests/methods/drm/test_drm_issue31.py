@@ -133,7 +133,7 @@ def test_predict_new_trains_with_the_fold_ensemble():
     assert out["fold_votes"].between(0, 3).all()
     # the ensemble is the mean of the fold networks' probabilities
     _, X = est.features_of(new)
-    mean = np.mean([n.proba(X.astype(np.float32)) for n in est.nets_], axis=0)
+    mean = np.mean([n.proba(X[:, est.inputs_].astype(np.float32)) for n in est.nets_], axis=0)
     assert np.allclose(out["probability"], mean, atol=1e-9)
     # without labels: targets only, truth NaN
     tables = {p.name: {part: new.table(p.name, part) for part in ("obs", "targets", "truth")
