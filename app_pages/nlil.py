@@ -69,7 +69,9 @@ def form_layout(ds: RelationalDataset) -> FormLayout:
         choices={"eval": lambda d, v: ["link-prediction", "rules"] if is_knowledge_graph(d) else ["rules"],
                  "heads": lambda d, v: candidate_heads(d)},
         labels={"mode": {"truth": "the labels", "gcn": "a 2-layer GCN's predictions (compared with GNNExplainer)"}.get},
-        follow=lambda d, v: {"heads": planned_heads(d, NLILSettings())[0]},
+        # link prediction trains every binary relation: no heads chosen (a hidden rules-mode pick would narrow it)
+        follow=lambda d, v: {"heads": planned_heads(d, NLILSettings())[0] if rules_mode(v) else []},
+        follow_on=("eval",),
         show_if={**{f: rules_mode for f in ("heads", "depth", "clusters", "lam", "init", "statements", "width",
                                             "epochs", "rounds", "mode")},
                  **{f: lambda v: not rules_mode(v) for f in ("rank", "kg_epochs", "kg_queries")}},

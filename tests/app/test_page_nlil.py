@@ -128,5 +128,5 @@ def test_max_heads_leaves_labels_out_and_the_page_says_which():
     at.run()
     chosen = at.multiselect(key="nlil_heads").value
     assert len(chosen) == 4
-    assert any(c.startswith("Will train: ") for c in captions(at))
+    assert any("Will train: l0, l1, l2, l3" in c for c in captions(at))
     assert any("left out:" in c for c in captions(at))
