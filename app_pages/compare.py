@@ -8,10 +8,10 @@ import streamlit as st
 from ui.components import session_runs as kept_runs
 from ui.components import show_error
 from xcore.compare import compare_runs, disagreements, pair_summary, top_items_table
-from xcore.viz.agreement import agreement_figures
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.methods.session_runs import run_label
+from xcore.viz.agreement import agreement_figures
 
 
 def session_runs() -> dict[str, Run]:

@@ -8,15 +8,22 @@ import streamlit as st
 
 from ui.common import guarded, set_dataset
 from ui.components import derived, explanation_panel
+from ui.forms import FormLayout
+from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
-from ui.forms import FormLayout, settings_form as form
 from xcore.data import RelationalDataset
-from xcore.drm.method import (DRMSettings, FidelityExplainer, feature_table, fold_count, neighbourhood_rows,
-                              network_tables)
+from xcore.drm.method import (
+    DRMSettings,
+    FidelityExplainer,
+    feature_table,
+    fold_count,
+    neighbourhood_rows,
+    network_tables,
+)
 from xcore.drm.mutagenesis import load_mutagenesis
-from xcore.drm.trains import generate_trains
 from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
+from xcore.drm.trains import generate_trains
 from xcore.methods import REGISTRY, Run
 from xcore.viz.drm_figures import fold_loss_figure, neighbourhood_figure, neighbourhood_frame
 

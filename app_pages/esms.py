@@ -8,17 +8,25 @@ import streamlit as st
 
 from ui.common import guarded, set_dataset
 from ui.components import derived, explanation_panel, kept_result, progress_bar, replace_run
+from ui.forms import FormLayout, set_form
+from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page, run_on_next_pass
-from ui.forms import FormLayout, set_form, settings_form as form
 from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
+from xcore.data.generators.friends_smokers import friends_smokers_dataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.methods import REGISTRY, Run
 from xcore.psl.method import GROUND_RULES, esms_targets, reinfer, target_defaults
 from xcore.psl.stability import relational_stability
-from xcore.data.generators.friends_smokers import friends_smokers_dataset
-from xcore.psl.workflow import (DEMO_SETTINGS, ESMSSettings, all_positive, as_float_grid, split_sizes, sweep,
-                                too_few_labels)
+from xcore.psl.workflow import (
+    DEMO_SETTINGS,
+    ESMSSettings,
+    all_positive,
+    as_float_grid,
+    split_sizes,
+    sweep,
+    too_few_labels,
+)
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"

@@ -8,18 +8,37 @@ import streamlit as st
 
 from ui.common import guarded
 from ui.components import derived, explanation_panel, kept_result, predictions_browser, progress_bar
-from ui.forms import FormLayout, settings_form as form, widget_key
+from ui.forms import FormLayout, widget_key
+from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
 from ui.state import SCOPES, keep, put, reset_on
-from xcore.explain.render import prediction_text
 from xcore.data.dataset import RelationalDataset
-from xcore.methods import REGISTRY, Run
-from xcore.mln.method import (EXACT_LIMIT, LEGACY, MLNSettings, any_arity_query, declared_query, default_explainers,
-                              explainer_choices, n_query_atoms, text_setting)
 from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
-from xcore.mln.workflow import (TextSetting, evaluation_table, find_annotation, normalised,
-                                query_object, query_predicates, split_by_kind, starting_rules, sweep_coalitions,
-                                sweep_curves)
+from xcore.explain.render import prediction_text
+from xcore.methods import REGISTRY, Run
+from xcore.mln.method import (
+    EXACT_LIMIT,
+    LEGACY,
+    MLNSettings,
+    any_arity_query,
+    declared_query,
+    default_explainers,
+    explainer_choices,
+    n_query_atoms,
+    text_setting,
+)
+from xcore.mln.workflow import (
+    TextSetting,
+    evaluation_table,
+    find_annotation,
+    normalised,
+    query_object,
+    query_predicates,
+    split_by_kind,
+    starting_rules,
+    sweep_coalitions,
+    sweep_curves,
+)
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
 
 METHOD = "mln"

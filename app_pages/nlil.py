@@ -8,11 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from xcore.viz.common import natural_sorted
-
 from ui.common import guarded, set_dataset
 from ui.components import derived, explanation_panel
-from ui.forms import FormLayout, settings_form as form
+from ui.forms import FormLayout
+from ui.forms import settings_form as form
 from ui.method_page import Tab, method_page
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
@@ -20,6 +19,7 @@ from xcore.methods import REGISTRY, Run
 from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads, is_knowledge_graph, planned_heads
 from xcore.nlil.rules import groundings
 from xcore.nlil.viz import pattern_figure
+from xcore.viz.common import natural_sorted
 from xcore.viz.nlil_figures import loss_curves_figure
 
 METHOD = "nlil"

@@ -9,12 +9,18 @@ import streamlit as st
 
 from ui.common import guarded, set_dataset
 from ui.components import PLOT_CONFIG, derived, explanation_panel, kept_result, progress_bar
+from ui.forms import NONE, FormLayout, widget_key
+from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
-from ui.forms import NONE, FormLayout, settings_form as form, widget_key
 from xcore.data import RelationalDataset
 from xcore.methods import REGISTRY, Run
-from xcore.plkb.experiments import (compare_baselines, knowledge_curve, random_pollution_curve, shap_agreement_by_k,
-                                    suggest_kb)
+from xcore.plkb.experiments import (
+    compare_baselines,
+    knowledge_curve,
+    random_pollution_curve,
+    shap_agreement_by_k,
+    suggest_kb,
+)
 from xcore.plkb.method import DECISIVE, DecisiveExplainer, ShapleyExplainer
 from xcore.plkb.workflow import GENERATED, PLKBSettings, generated_dataset, identifier_columns
 from xcore.viz import ranked_bar_figure

@@ -19,12 +19,21 @@ from ui.study_participant import participant_view, store
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.methods.session_runs import run_label
-from xcore.viz.common import natural_sorted
-from xcore.study import (TEMPLATES, ConditionSource, Study, access, analyse, build_study, candidate_targets,
-                         configured_key, pick_items)
+from xcore.study import (
+    TEMPLATES,
+    ConditionSource,
+    Study,
+    access,
+    analyse,
+    build_study,
+    candidate_targets,
+    configured_key,
+    pick_items,
+)
 from xcore.study.access import KEY_ENV, STUDY_PARAM, TOKEN_PARAM, check_key_strength, participant_links
 from xcore.study.export import responses_csv
 from xcore.study.report import diverging_figure, html_report, means_figure
+from xcore.viz.common import natural_sorted
 
 KEY_OK = "_study_key_ok"
 SESSION_ID = "_study_session_id"

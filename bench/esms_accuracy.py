@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.results_file import replace_section  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators import lastfm_preset  # noqa: E402
 from xcore.psl import ESMSSearch, PSLModel, prediction_metrics, three_way_split  # noqa: E402
 

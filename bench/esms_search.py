@@ -40,9 +40,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.results_file import replace_section  # noqa: E402
-
 from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.lastfm import make_lastfm  # noqa: E402
 from xcore.psl import ESMSSearch, SearchCache, three_way_split  # noqa: E402
 

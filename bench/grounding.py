@@ -27,10 +27,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.results_file import replace_section  # noqa: E402
-
 import duckdb  # noqa: E402
 
+from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators import lastfm_preset  # noqa: E402
 from xcore.logic import parse_rules  # noqa: E402
 from xcore.logic.ast import Rule, Variable  # noqa: E402

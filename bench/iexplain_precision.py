@@ -38,16 +38,23 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, f1_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.results_file import replace_section  # noqa: E402
-
 from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
+from xcore.data.generators.reviews import generate_reviews  # noqa: E402
 from xcore.explain.rank_aggregation import aggregate_objective, borda, cemc, footrule_assignment  # noqa: E402
 from xcore.mln.evaluation import accuracy_curve, explanation_precision, formula_kind  # noqa: E402
 from xcore.mln.learning import learn_weights  # noqa: E402
 from xcore.mln.model import MLNModel  # noqa: E402
-from xcore.data.generators.reviews import generate_reviews  # noqa: E402
-from xcore.mln.workflow import (METHODS, ExplainerRun, ExplainSettings, detect_setting, evaluation_table,  # noqa: E402
-                                query_frame, run_explainers, starting_rules)
+from xcore.mln.workflow import (  # noqa: E402
+    METHODS,
+    ExplainerRun,
+    ExplainSettings,
+    detect_setting,
+    evaluation_table,
+    query_frame,
+    run_explainers,
+    starting_rules,
+)
 
 HEADING = "I-Explain explanation accuracy"
 DEFAULT_REVIEWS = 800
@@ -330,8 +337,8 @@ def aggregation_table(run: ExplainerRun) -> tuple[pd.DataFrame, dict]:
 # ---------------------------------------------------------------------- Cora
 def cora_table(subset: int, top_k: int, seed: int = 0) -> tuple[pd.DataFrame | None, dict]:
     """Top-Exp-Acc / Peak-Acc per method on a Cora subset (labels: the papers' classes)."""
-    from xcore.data.shared import shared_data_dir
     from xcore.data.benchmarks.citation import NAMES, citation_dataset
+    from xcore.data.shared import shared_data_dir
 
     try:
         folder = shared_data_dir() / NAMES["cora"]

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 from pathlib import Path

@@ -25,8 +25,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xcore.mln import MLNModel, gibbs, naive_gibbs  # noqa: E402
 from xcore.data.generators.friends_smokers import friends_smokers_dataset  # noqa: E402
+from xcore.mln import MLNModel, gibbs, naive_gibbs  # noqa: E402
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES  # noqa: E402
 
 SECTION = "## Markov logic Gibbs"

@@ -23,14 +23,22 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from xcore.data.benchmarks.tabular import read_hiv1, read_mushroom, read_nursery, read_titanic
+from xcore.data.generators.strings import PAPER_SETS
 from xcore.data.shared import shared_data_dir
 from xcore.plkb import PLKBClassifier, make_strings
-from xcore.data.benchmarks.tabular import read_hiv1, read_mushroom, read_nursery, read_titanic
-from xcore.plkb.experiments import (TITANIC_PAPER_BINS, knowledge_curve, nursery_pair, paper_run, paper_split,
-                                    random_class_pair, random_pollution_curve, shap_agreement_by_k,
-                                    titanic_paper_table)
+from xcore.plkb.experiments import (
+    TITANIC_PAPER_BINS,
+    knowledge_curve,
+    nursery_pair,
+    paper_run,
+    paper_split,
+    random_class_pair,
+    random_pollution_curve,
+    shap_agreement_by_k,
+    titanic_paper_table,
+)
 from xcore.plkb.explain import decisive_features, explanation_accuracy, top_k
-from xcore.data.generators.strings import PAPER_SETS
 
 DATA = shared_data_dir()
 MODELS = ("Tree", "Direct", "CART", "MLP", "Forest", "SVM")

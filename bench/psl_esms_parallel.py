@@ -13,8 +13,8 @@ import pandas as pd
 
 from xcore.data.generators import lastfm_preset
 from xcore.psl.inference import map_inference
-from xcore.runtime import limited_threads
 from xcore.psl.search import ESMSSearch, split_targets
+from xcore.runtime import limited_threads
 
 
 def main(iterations: int = 30) -> None:

@@ -50,10 +50,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.results_file import replace_section  # noqa: E402
-
 from bench.grounding import RULES as FIVE_RULES  # noqa: E402
 from bench.grounding import machine  # noqa: E402
+from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.lastfm import lastfm_preset, make_lastfm  # noqa: E402
 from xcore.psl import PSLModel, map_inference  # noqa: E402
 from xcore.psl.java_engine import psl_jar  # noqa: E402

@@ -35,12 +35,12 @@ def scenes_with_gcn():
 
 
 def titanic_with_gbc():
+    from skl2onnx import to_onnx
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
-    from skl2onnx import to_onnx
 
     from xcore.data.predictions import with_predictions
     from xcore.data.samples import load_sample

@@ -12,7 +12,6 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 
-
 _ORIGINAL_MAIN = sys.modules.get("__main__")
 
 

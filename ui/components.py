@@ -15,22 +15,36 @@ import pandas as pd
 import streamlit as st
 
 from ui.common import set_dataset
-from ui.run_control import (SESSION_RUNS, current_run, last_run, remember_run, replace_run,  # noqa: F401 (shared)
-                                run_button, session_runs, show_error)
+from ui.run_control import (  # noqa: F401 (shared)
+    SESSION_RUNS,
+    current_run,
+    last_run,
+    remember_run,
+    replace_run,
+    run_button,
+    session_runs,
+    show_error,
+)
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError
+from xcore.explain.global_view import global_importance
 from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
-from xcore.report import report_html
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
+from xcore.report import report_html
+from xcore.viz import (
+    explanation_graph_figure,
+    global_importance_figure,
+    is_additive,
+    quality_figures,
+    ranked_bar_figure,
+    waterfall_figure,
+)
 from xcore.viz.common import sort_frame
 from xcore.viz.views import baseline_table, global_table, model_table
-from xcore.explain.global_view import global_importance
-from xcore.viz import (explanation_graph_figure, global_importance_figure, is_additive, quality_figures,
-                       ranked_bar_figure, waterfall_figure)
 
 T = TypeVar("T")
 

@@ -14,8 +14,18 @@ from typing import Any, Callable, Sequence
 import streamlit as st
 
 from ui.common import get_dataset
-from ui.components import (applicability_gate, explanation_panel, global_panel, metrics_row, predictions_browser,
-                           quality_panel, run_button, run_downloads, stale_notice, verify_panel)
+from ui.components import (
+    applicability_gate,
+    explanation_panel,
+    global_panel,
+    metrics_row,
+    predictions_browser,
+    quality_panel,
+    run_button,
+    run_downloads,
+    stale_notice,
+    verify_panel,
+)
 from xcore.data import RelationalDataset
 from xcore.methods import MethodSpec, Run, Settings
 

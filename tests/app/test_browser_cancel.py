@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_browser import CHROMIUM, CHROMIUM_ARGS, LOGS, app_url, click_when_ready  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import (CHROMIUM, CHROMIUM_ARGS, METHOD_PAGES, app_url,  # noqa: F401 (fixture)
-                          click_when_ready)
+from test_browser import CHROMIUM, CHROMIUM_ARGS, METHOD_PAGES, app_url, click_when_ready  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"), pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")]

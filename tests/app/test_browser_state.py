@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from test_browser import CHROMIUM, CHROMIUM_ARGS, app_url, click_when_ready  # noqa: F401 (fixture)
 from test_browser_cancel import keep_evidence, set_number, wait_idle, wait_until
+
 from xcore.data.generators.scenes import make_scenes
 from xcore.nlil.method import NLILSettings, planned_heads
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from xcore.methods.catalog import CATALOG_FILE, catalog, catalog_text, live_catalog, method_info
 from xcore.errors import ConfigError
+from xcore.methods.catalog import CATALOG_FILE, catalog, catalog_text, live_catalog, method_info
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sklearn", "scipy", "duckdb", "streamlit", "pandas", "pydantic", "numpy")

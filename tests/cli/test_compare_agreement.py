@@ -12,8 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xcore.compare import (agreement_frame, check_same_data, compare_runs, disagreements, explainer_columns,
-                           pair_summary, rank_correlation, top_items_table, top_k_overlap)
+from xcore.compare import (
+    agreement_frame,
+    check_same_data,
+    compare_runs,
+    disagreements,
+    explainer_columns,
+    pair_summary,
+    rank_correlation,
+    top_items_table,
+    top_k_overlap,
+)
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.methods import Run, prediction_frame

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from xcore.data.io import load, parse_manifest
 from xcore.errors import DataError, XcoreError

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xcore.data.shared import shared_data_dir
 import xcore.data as xd
 from xcore.data import io as xio
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io import Limits
 from xcore.data.schema import PARTITIONS, Predicate, Schema
+from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError
 
 SHARED = shared_data_dir()

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from xcore.data import load
-from xcore.data.samples import list_samples, load_sample, sample_info
 from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
+from xcore.data.samples import list_samples, load_sample, sample_info
 
 SHARED = Path("/work/shared/data")
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared benchmark data not present")

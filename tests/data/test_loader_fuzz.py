@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from xcore.data.io import load, write_long_csv
 from xcore.data.io.columnar import read_records

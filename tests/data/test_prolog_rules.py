@@ -6,7 +6,8 @@ import os
 import shutil
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xcore.data import load
 from xcore.data.shared import shared_data_dir

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xcore.data.io import load
 from xcore.data.io.detect import detect_format

@@ -9,8 +9,14 @@ import pytest
 
 from xcore.explain.global_view import global_importance
 from xcore.explain.render import DOWN, NONE, UP, bar_values, directions, reason_line
-from xcore.explain.types import (Explanation, ExplanationError, ExplanationItem, ExplanationSet, ScoreSpec,
-                                 legacy_direction)
+from xcore.explain.types import (
+    Explanation,
+    ExplanationError,
+    ExplanationItem,
+    ExplanationSet,
+    ScoreSpec,
+    legacy_direction,
+)
 
 UNSIGNED = ScoreSpec("|f|", "force magnitude", signed=False)
 SIGNED = ScoreSpec("phi", "signed contribution", signed=True)

@@ -7,7 +7,8 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate, Schema

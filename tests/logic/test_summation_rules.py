@@ -13,7 +13,7 @@ from scipy.optimize import linprog, minimize
 from xcore.data import Predicate, RelationalDataset
 from xcore.errors import ParseError
 from xcore.logic import parse_rule
-from xcore.logic.ast import CoefExpr, Comparison, Constant, Literal, SumVariable, Variable
+from xcore.logic.ast import CoefExpr, Comparison, Constant, SumVariable, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import ground
 from xcore.psl.model import PSLModel

@@ -1,7 +1,6 @@
 """Every run carries the trivial predictor's figure beside its metrics (majority class, mean predictor)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from xcore.methods.base import Run, prediction_frame

@@ -148,8 +148,9 @@ def test_simulate_command_line(tmp_path):
     study = make_study("cli", n_items=4)
     (tmp_path / "cli.json").write_text(study.to_json())
     db = tmp_path / "cli.sqlite"
-    run = lambda *args: subprocess.run([sys.executable, "-m", "xcore.study", *args], cwd=ROOT, capture_output=True,
-                                       text=True, timeout=120)
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "xcore.study", *args], cwd=ROOT, capture_output=True,
+                                           text=True, timeout=120)
     out = run("simulate", "--db", str(db), "--definition", str(tmp_path / "cli.json"), "--study", "cli",
               "--participants", "6", "--dist", "A=" + ",".join(map(str, HIGH)), "--dist", "B=" + ",".join(map(str, LOW)))
     assert out.returncode == 0, out.stderr

@@ -11,8 +11,15 @@ import pytest
 from study_helpers import make_run, make_study
 
 from xcore.errors import ConfigError, XcoreError
-from xcore.study import (ConditionSource, Question, Study, balanced_latin_square, build_study, participant_plan,
-                         pick_items)
+from xcore.study import (
+    ConditionSource,
+    Question,
+    Study,
+    balanced_latin_square,
+    build_study,
+    participant_plan,
+    pick_items,
+)
 from xcore.study.definition import TEMPLATES, explanation_satisfaction_scale, iexplain_feature_usefulness
 
 

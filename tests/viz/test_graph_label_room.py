@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+from test_graph_labels_apart import assert_legible
+from test_viz import ground_rules
 
 from xcore.nlil.viz import pattern_figure
 from xcore.viz import explanation_graph_figure, predicate_graph_figure
-
-from test_graph_labels_apart import assert_legible
-from test_viz import ground_rules
 
 
 def node_extent(fig) -> tuple[np.ndarray, np.ndarray]:

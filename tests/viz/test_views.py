@@ -8,8 +8,16 @@ import pytest
 
 from xcore.explain.global_view import global_importance
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.viz import (FigureInputError, calibration_figure, global_importance_figure, prediction_kind,
-                       quality_figures, ranked_bar_figure, theme, waterfall_figure)
+from xcore.viz import (
+    FigureInputError,
+    calibration_figure,
+    global_importance_figure,
+    prediction_kind,
+    quality_figures,
+    ranked_bar_figure,
+    theme,
+    waterfall_figure,
+)
 
 SIGNED = ScoreSpec("phi", "signed contribution", signed=True, unit="probability")
 

@@ -21,17 +21,17 @@ from xcore.viz import (
     explanation_graph,
     explanation_graph_figure,
     graph_layout,
-    radial_layout,
     item_labels,
     predicate_graph_figure,
     predicate_size,
+    radial_layout,
     ranked_bar_figure,
     target_node,
+    theme,
     tradeoff_figure,
     truncate,
     value_histogram_figure,
 )
-from xcore.viz import theme
 
 T = "friends('ann', 'bob')"
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
-from xcore.drm.mutagenesis import read_facts, obs_table
+from xcore.drm.mutagenesis import obs_table, read_facts
 from xcore.errors import DataError
 
 RELEVANCE = """# Canc330 relevance (paper Appendix 0.B, from R. D. King), least relevant first

@@ -9,7 +9,6 @@ joins over the integer-coded fact tables (pandas merges), never one Prolog call 
 from __future__ import annotations
 
 import threading
-
 import time
 from collections import OrderedDict
 from dataclasses import dataclass

@@ -11,8 +11,14 @@ import pandas as pd
 from pydantic import Field, field_validator
 
 from xcore.data.dataset import RelationalDataset
-from xcore.drm.explain import (LocalExplanation, clause_text, explain_instance, feature_intervals, structured_text,
-                               unfolded)
+from xcore.drm.explain import (
+    LocalExplanation,
+    clause_text,
+    explain_instance,
+    feature_intervals,
+    structured_text,
+    unfolded,
+)
 from xcore.drm.features import Evaluator, Feature, distinct_columns, features_and_matrix
 from xcore.drm.network import TrainedNet, train_network
 from xcore.drm.problem import Problem, applicable, build_problem, new_examples_problem, target_predicate

@@ -167,6 +167,8 @@ class OnnxTableModel:
         from xcore.data.predictions import predictions_from_rows
 
         table = dataset.tabular
+        if table is None:
+            raise DataError(f"{self.file}: an ONNX model explains a table, and {dataset.name!r} has none", file=self.file)
         labels, proba = self.run(table)
         score = proba[:, -1] if proba is not None else np.full(len(labels), np.nan)
         rows = [(i + 1, [f"row {ix}", str(lab), "" if not np.isfinite(s) else repr(float(s))])

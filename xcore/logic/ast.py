@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Literal as TypingLiteral
+from typing import Callable
+from typing import Literal as TypingLiteral
 
 Dialect = TypingLiteral["psl", "mln"]
 

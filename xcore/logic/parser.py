@@ -62,8 +62,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xcore.errors import DataError, ParseError
-from xcore.logic.ast import (ArithmeticRule, Atom, CoefExpr, Coefficient, Comparison, Constant, Dialect,
-                             FilterClause, Literal, Rule, SumVariable, Term, Variable, coef_op)
+from xcore.logic.ast import (
+    ArithmeticRule,
+    Atom,
+    CoefExpr,
+    Coefficient,
+    Comparison,
+    Constant,
+    Dialect,
+    FilterClause,
+    Literal,
+    Rule,
+    SumVariable,
+    Term,
+    Variable,
+    coef_op,
+)
 
 DIALECTS: tuple[str, ...] = ("auto", "psl", "mln")
 

@@ -11,7 +11,8 @@ column ``v<k>`` per rule variable.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal as TypingLiteral
+from typing import Callable
+from typing import Literal as TypingLiteral
 
 from xcore.data.schema import Schema
 from xcore.errors import SchemaError

@@ -11,7 +11,7 @@ line lists methods from `xcore.methods.catalog` without importing any of them.
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from xcore.errors import ConfigError, XcoreError, wrap_foreign
 from xcore.lazy import lazy_exports
@@ -21,8 +21,7 @@ from xcore.runtime import Progress
 
 if TYPE_CHECKING:
     from xcore.data.dataset import RelationalDataset
-    from xcore.methods.base import (PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings,
-                                    prediction_frame)
+    from xcore.methods.base import PREDICTION_COLUMNS, Estimator, Explainer, MethodSpec, Run, Settings, prediction_frame
 
 __getattr__, __dir__, _CONTRACT = lazy_exports(__name__, {
     "xcore.methods.base": ["PREDICTION_COLUMNS", "Estimator", "Explainer", "MethodSpec", "Run", "Settings",
@@ -30,11 +29,11 @@ __getattr__, __dir__, _CONTRACT = lazy_exports(__name__, {
     "xcore.methods.driver": ["FITS", "explain", "validate", "validate_run"],
 })
 
-_SHARED_FITS = object()
+_SHARED_FITS: RunCache[Any] = RunCache(max_entries=0)
 """`run_method`'s default for `fits`: the process-wide `xcore.methods.driver.FITS` (read when used, so
 importing this package stays light)."""
 
-RUNS = RunCache(max_entries=16)
+RUNS: RunCache[Run] = RunCache(max_entries=16)
 """The process-wide run cache (bounded); pages keep their own runs per session on top of it."""
 
 
@@ -45,7 +44,7 @@ def run_key(method: str, dataset: RelationalDataset, settings: Settings) -> tupl
 
 def run_method(method: str, dataset: RelationalDataset, settings: Settings | None = None,
                progress: Progress | None = None, cache: RunCache | None = RUNS,
-               fits: RunCache | None | object = _SHARED_FITS) -> Run:
+               fits: RunCache[Any] | None = _SHARED_FITS) -> Run:
     """Run a registered method on `dataset` (its default settings when None), through the run cache.
 
     A run is keyed by (model key, explainer settings): when only explainer settings changed, the fitted
@@ -76,12 +75,12 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
     def compute() -> Run:
         try:
             fit_key = (method, dataset.fingerprint(), settings.model_key())
-            fitted = None if fits is None else fits.get(fit_key)  # type: ignore[arg-type]
+            fitted = None if fits is None else fits.get(fit_key)
             reuse = fitted is not None and "estimator" in inspect.signature(spec.run).parameters
             run = spec.run(dataset, settings, progress, estimator=fitted) if reuse \
                 else spec.run(dataset, settings, progress)
             if fits is not None and fitted is None and run.model is not None:
-                fits.put(fit_key, run.model)  # type: ignore[arg-type]
+                fits.put(fit_key, run.model)
             validate_run(run, dict(spec.explainer_objects()))
             if user is not None:
                 from xcore.methods.surrogate import attach_fidelity

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, NotFittedError, XcoreError
-from xcore.explain.types import (Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe,
-                                 loads_strict)
+from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe, loads_strict
 from xcore.methods.baselines import with_baselines
 from xcore.methods.registry import REGISTRY
 from xcore.runtime import Progress

@@ -37,8 +37,7 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from xcore.errors import XcoreError
-from xcore.explain.types import check_k
-from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
+from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, check_k
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.mln.network import GroundMLN

@@ -45,8 +45,18 @@ import pandas as pd
 from xcore.errors import XcoreError
 from xcore.explain.rank_aggregation import cemc, coalition_weights, footrule_assignment
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
-from xcore.mln.coalitions import (INFERENCE_METHODS, Coalition, NetworkIndex, build_index, cluster_objects,
-                                  cut_coalition, entry_lookup, random_coalition, sample_objects, solve_coalition)
+from xcore.mln.coalitions import (
+    INFERENCE_METHODS,
+    Coalition,
+    NetworkIndex,
+    build_index,
+    cluster_objects,
+    cut_coalition,
+    entry_lookup,
+    random_coalition,
+    sample_objects,
+    solve_coalition,
+)
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
 from xcore.mln.importance import FormulaTexts, formula_direction
 from xcore.mln.network import GroundMLN

@@ -14,13 +14,21 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, Settings, prediction_frame
-from xcore.mln.verify import measure_formulas, measure_words
 from xcore.methods.driver import explain, fitted_for
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.queries import matching_atoms, parse_query, split_atom_texts
-from xcore.mln.workflow import (ExplainerRun, ExplainSettings, TextSetting, available_methods, detect_setting,
-                                run_explainers, starting_rules, WORD_METHODS)
+from xcore.mln.verify import measure_formulas, measure_words
+from xcore.mln.workflow import (
+    WORD_METHODS,
+    ExplainerRun,
+    ExplainSettings,
+    TextSetting,
+    available_methods,
+    detect_setting,
+    run_explainers,
+    starting_rules,
+)
 from xcore.runtime import Progress, scaled
 
 EXACT_LIMIT = 20

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.schema import Predicate, Schema
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
-from xcore.data.schema import Predicate, Schema
 from xcore.logic.ast import Atom, Rule, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, ground

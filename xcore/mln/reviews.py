@@ -82,8 +82,8 @@ def true_weights(data: ReviewData) -> tuple[dict[str, float], dict[str, float]]:
     prior, tiny L2) on the world where every review's label is known (oracle knowledge), with the
     word weights held at the values above.
     """
-    from xcore.mln.learning import fit_pll, ground_training_world
     from xcore.logic.parser import parse_rules
+    from xcore.mln.learning import fit_pll, ground_training_world
 
     p = word_probabilities(data.params)
     f = float(data.params.get("tone_flip", DEFAULTS["tone_flip"]))

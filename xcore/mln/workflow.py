@@ -211,7 +211,8 @@ def run_explainers(model: MLNModel, dataset: RelationalDataset, setting: TextSet
         base = i * share
         report(base, f"{method}…")
         t = time.perf_counter()
-        sub = (lambda f, msg, base=base: report(base + share * 0.8 * f, f"{method}: {msg}"))
+        def sub(f, msg, base=base):
+            return report(base + share * 0.8 * f, f"{method}: {msg}")
         if method == "M-Explain":
             run.explanations[method], sampling = m_explain(model, queries, settings, progress=sub)
             t -= sampling  # count the full network's sampling too, even when the model's run is reused

@@ -14,7 +14,6 @@ from pydantic import Field
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.driver import explain, fitted_for
 from xcore.methods.base import (
     Estimator,
     Explainer,
@@ -23,6 +22,7 @@ from xcore.methods.base import (
     Settings,
     prediction_frame,
 )
+from xcore.methods.driver import explain, fitted_for
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.mnlil import Config, LabelRules, fit_label
 from xcore.nlil.model import one_thread, torch_device

@@ -37,7 +37,8 @@ class NLIL(nn.Module):
         self.ops, self.head, self.arity = ops, head, arity
         self.S, self.T, self.depth, self.width = n_statements, path_length, depth, width
         g = torch.Generator().manual_seed(int(seed))
-        r = lambda *shape: nn.Parameter(torch.randn(*shape, generator=g) * init_scale)
+        def r(*shape):
+            return nn.Parameter(torch.randn(*shape, generator=g) * init_scale)
         self.op_logits = r(self.S, self.T, ops.k)
         self.path_logits = r(self.S, self.T + 1)
         self.test_logits = r(self.S, len(ops.unary_names) + 1)  # last = any

@@ -8,10 +8,9 @@ never by the network.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Union
-
-import threading
 
 import duckdb
 import numpy as np

@@ -14,7 +14,6 @@ looking" or last one, otherwise the most frequent), shown as `positive_class_`.
 from __future__ import annotations
 
 import copy
-
 from typing import Any, Mapping, Sequence
 
 import numpy as np

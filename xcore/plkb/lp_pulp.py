@@ -21,7 +21,6 @@ from xcore.plkb.kb import KB
 from xcore.plkb.literals import FALSE, FREE, POS, TRUE
 from xcore.plkb.lp import DEFAULT_FACE_TOL, Interval, LPError
 
-
 PRINT_PRECISION = 1e-8
 """Per-clause slack for the face constraint in the pulp path (solution files carry ~8 digits)."""
 

@@ -12,8 +12,8 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, prediction_frame
-from xcore.plkb.verify import measure_decisive, measure_shapley
 from xcore.methods.driver import explain, fitted_for
+from xcore.plkb.verify import measure_decisive, measure_shapley
 from xcore.plkb.workflow import PLKBRun, PLKBSettings, identifier_columns, run_plkb, table_of
 from xcore.runtime import Progress, scaled
 

@@ -12,12 +12,11 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 from sklearn.model_selection import train_test_split
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError, XcoreError
-from pydantic import Field
-
 from xcore.methods.base import Settings
 from xcore.plkb.classifier import PLKBClassifier
 from xcore.runtime import Progress

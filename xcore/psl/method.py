@@ -9,15 +9,23 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
-from xcore.explain.metrics import mep_at_k
 from xcore.explain.global_view import item_group
+from xcore.explain.metrics import mep_at_k
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.methods.base import Estimator, Explainer, Measurement, MethodSpec, Run, prediction_frame
-from xcore.psl.verify import measure_ground_rules
 from xcore.methods.driver import fitted_for
 from xcore.psl.model import PSLModel
-from xcore.psl.workflow import (DEMO_SETTINGS, ESMSRun, ESMSSettings, all_positive, apply_rules, binary_unary,
-                                candidate_targets, run_esms)
+from xcore.psl.verify import measure_ground_rules
+from xcore.psl.workflow import (
+    DEMO_SETTINGS,
+    ESMSRun,
+    ESMSSettings,
+    all_positive,
+    apply_rules,
+    binary_unary,
+    candidate_targets,
+    run_esms,
+)
 from xcore.runtime import Progress
 
 GROUND_RULES = "esms:ground-rules"

@@ -37,7 +37,6 @@ from xcore.psl.program import HingeProgram
 from xcore.psl.templates import is_alpha_explainable, rule_key
 from xcore.runtime import Progress, limited_threads
 
-
 ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
 """Metrics where lower is better (continuous targets)."""
 RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")

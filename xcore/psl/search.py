@@ -64,7 +64,6 @@ from xcore.psl.model import (
     target_labels,
 )
 from xcore.psl.ppll import learn_weight
-from xcore.runtime import Progress, limited_threads
 from xcore.psl.templates import (
     DEFAULT_TEMPLATES,
     MetaTemplate,
@@ -74,6 +73,7 @@ from xcore.psl.templates import (
     rule_key,
     sample_rules,
 )
+from xcore.runtime import Progress, limited_threads
 
 REFERENCE_MAP_TOL = 1e-10
 """L-BFGS-B gradient tolerance of the reference path (as `map_inference`'s default)."""

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Iterator, Literal, Sequence
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from xcore.cluster import connect
 from xcore.data.dataset import RelationalDataset
@@ -22,7 +23,6 @@ from xcore.explain.types import ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.methods.base import Settings
-from pydantic import Field
 from xcore.psl.model import PSLModel, prediction_metrics
 from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
 from xcore.runtime import Progress

@@ -21,8 +21,15 @@ from xcore.study.build import ConditionSource, build_study, candidate_targets, p
 from xcore.study.definition import TEMPLATES, Condition, Question, Study, StudyItem
 from xcore.study.design import balanced_latin_square, participant_plan
 from xcore.study.simulate import simulate
-from xcore.study.store import (AccessDenied, ParticipantSession, ReplayRejected, StudyClosed, StudyError,
-                               StudyStore, SubmissionRejected)
+from xcore.study.store import (
+                               AccessDenied,
+                               ParticipantSession,
+                               ReplayRejected,
+                               StudyClosed,
+                               StudyError,
+                               StudyStore,
+                               SubmissionRejected,
+)
 
 __all__ = ["AccessDenied", "Condition", "ConditionSource", "ParticipantSession", "Question", "ReplayRejected",
            "Study", "StudyAnalysis", "StudyClosed", "StudyError", "StudyItem", "StudyStore", "SubmissionRejected",

@@ -21,8 +21,16 @@ from xcore.errors import ConfigError
 from xcore.explain.render import direction_phrase
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec, Target
 from xcore.methods.base import Run
-from xcore.study.definition import (CODES, RELATIONAL_KINDS, Condition, Question, Reason, RenderedExplanation,
-                                    Study, StudyItem)
+from xcore.study.definition import (
+    CODES,
+    RELATIONAL_KINDS,
+    Condition,
+    Question,
+    Reason,
+    RenderedExplanation,
+    Study,
+    StudyItem,
+)
 
 GRAPH_KINDS = {"ground_rule", "ground_formula"}
 NEUTRAL_SPEC = ScoreSpec(label="strength", measures="how strongly the reason bears on the prediction, relative to "

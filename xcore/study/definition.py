@@ -13,8 +13,7 @@ import json
 import string
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 

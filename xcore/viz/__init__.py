@@ -3,6 +3,16 @@
 from xcore.viz.charts import item_labels, ranked_bar_figure, tradeoff_figure, value_histogram_figure
 from xcore.viz.common import FigureInputError, truncate
 from xcore.viz.embedding import embedding_scatter_figure
+from xcore.viz.graphs import (
+    edge_width,
+    explanation_graph,
+    explanation_graph_figure,
+    graph_layout,
+    predicate_graph_figure,
+    predicate_size,
+    radial_layout,
+    target_node,
+)
 from xcore.viz.views import (
     base_value,
     calibration_figure,
@@ -14,16 +24,6 @@ from xcore.viz.views import (
     residual_figure,
     roc_pr_figure,
     waterfall_figure,
-)
-from xcore.viz.graphs import (
-    edge_width,
-    explanation_graph,
-    explanation_graph_figure,
-    graph_layout,
-    predicate_graph_figure,
-    predicate_size,
-    radial_layout,
-    target_node,
 )
 
 __all__ = [

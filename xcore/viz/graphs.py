@@ -10,9 +10,9 @@ import networkx as nx
 import numpy as np
 import plotly.graph_objects as go
 
+from xcore.explain.render import hover_lines
 from xcore.explain.types import Explanation
 from xcore.viz import theme
-from xcore.explain.render import hover_lines
 from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
 from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM, wrap_label
 from xcore.viz.ring_layout import RingLayout, ring_layout

@@ -19,8 +19,19 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from xcore.viz.labels import (CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM, Canvas, label_box, outside,
-                              overlapping_pairs, text_offset, text_size, wrap_label)
+from xcore.viz.labels import (
+    CHAR_EM,
+    DESIGN_WIDTH,
+    LABEL_FONT,
+    LINE_EM,
+    Canvas,
+    label_box,
+    outside,
+    overlapping_pairs,
+    text_offset,
+    text_size,
+    wrap_label,
+)
 
 ATOM_MARKER = 12
 ITEM_MARKER = 22

@@ -13,8 +13,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from xcore.viz.labels import (DESIGN_WIDTH, LABEL_FONT, Canvas, label_box, overlapping_pairs, place_labels,
-                              text_size)
+from xcore.viz.labels import DESIGN_WIDTH, LABEL_FONT, Canvas, label_box, overlapping_pairs, place_labels, text_size
 
 
 @dataclass

@@ -9,8 +9,16 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from xcore.drm.explain import (Unstructured, beam_search, clause_relevance, fidelity, neighbourhood, select,
-                               structure, structured_fidelity)
+from xcore.drm.explain import (
+    Unstructured,
+    beam_search,
+    clause_relevance,
+    fidelity,
+    neighbourhood,
+    select,
+    structure,
+    structured_fidelity,
+)
 from xcore.drm.relevance import better, leq, parse_relevance
 from xcore.errors import ConfigError
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from xcore.drm.clauses import equivalent
-from xcore.drm.method import run, default_settings
+from xcore.drm.method import default_settings, run
 from xcore.drm.trains import CLASSIC, generate_trains
 from xcore.errors import ConfigError
 

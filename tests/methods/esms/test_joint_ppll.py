@@ -2,8 +2,8 @@
 equals finite differences; on planted unary data the rule beside the priors gets the planted signal."""
 
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
 
 from xcore.psl.joint_ppll import GridPotential, grid_potential, joint_objective, learn_joint_weights
 from xcore.psl.ppll import learn_weight

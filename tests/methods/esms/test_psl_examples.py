@@ -29,7 +29,7 @@ import pytest
 from xcore.data import load
 from xcore.data.io.lenient_json import loads as lenient_loads
 from xcore.data.io.psl_project import read_project
-from xcore.errors import DataError, ParseError
+from xcore.errors import DataError
 from xcore.logic.ast import ArithmeticRule, Variable
 from xcore.logic.parser import parse_rule, parse_rules
 from xcore.psl.cli import main as psl_main

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xcore.data.shared import shared_data_dir
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
+from xcore.data.shared import shared_data_dir
 from xcore.errors import XcoreError
 from xcore.logic.parser import parse_rules
 from xcore.psl.model import PSLModel
@@ -220,8 +220,8 @@ CORA = shared_data_dir() / "planetoid_cora"
 def test_cora_dataset_and_a_short_search(tmp_path):
     import shutil
 
-    from xcore.errors import DataError
     from xcore.data.benchmarks.cora import load_cora_arrays, load_cora_dataset
+    from xcore.errors import DataError
 
     X, labels, adj = load_cora_arrays(CORA)
     assert X.shape == (2708, 1433) and np.bincount(labels).tolist() == [351, 217, 418, 818, 426, 298, 180]

@@ -9,9 +9,9 @@ from xcore.data.schema import Predicate, Schema
 from xcore.errors import SchemaError, XcoreError
 from xcore.logic.parser import parse_rule
 from xcore.psl.templates import (
-    UNARY_TEMPLATES,
     DEFAULT_TEMPLATES,
     HYPER_TEMPLATES,
+    UNARY_TEMPLATES,
     MetaTemplate,
     counterpart_of,
     explainable_fraction,

@@ -25,9 +25,16 @@ from xcore.errors import ConfigError, XcoreError
 from xcore.logic.parser import parse_rules
 from xcore.psl.java_engine import java_psl_jar
 from xcore.psl.model import PSLModel
-from xcore.psl.weight_learning import (GradientDescentOptions, VotedPerceptronOptions, learn_weights,
-                                       learner_options, observed_state, project_simplex, resolve_method,
-                                       rule_incompatibility)
+from xcore.psl.weight_learning import (
+    GradientDescentOptions,
+    VotedPerceptronOptions,
+    learn_weights,
+    learner_options,
+    observed_state,
+    project_simplex,
+    resolve_method,
+    rule_incompatibility,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = ["1.0: Good(P) -> Label(P) ^2", "1.0: Bad(P) -> Label(P) ^2", "1.0: ~Label(P) ^2"]

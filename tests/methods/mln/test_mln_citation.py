@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcore.errors import DataError, XcoreError
 from xcore.data.benchmarks.citation import citation_dataset, default_root, load_planetoid_arrays
+from xcore.errors import DataError, XcoreError
 from xcore.mln.learning import learn_weights
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules

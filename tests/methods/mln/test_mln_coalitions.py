@@ -11,8 +11,16 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import XcoreError
 from xcore.mln import MLNModel
-from xcore.mln.coalitions import (build_index, cluster_objects, cut_coalition, n_clusters_for, random_coalition,
-                                  sample_objects, solve_coalition, sub_network)
+from xcore.mln.coalitions import (
+    build_index,
+    cluster_objects,
+    cut_coalition,
+    n_clusters_for,
+    random_coalition,
+    sample_objects,
+    solve_coalition,
+    sub_network,
+)
 from xcore.mln.embeddings import cooccurrence_pairs, embed_objects
 
 RULES = """\

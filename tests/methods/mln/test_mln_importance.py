@@ -10,7 +10,6 @@ from xcore.data.samples import load_sample
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation
 from xcore.mln import MLNModel, exact, gibbs, importance, importance_se, log_prob
-
 from xcore.mln.synthetic import random_ground_mln as random_mln
 
 FS_RULES = """\

@@ -12,15 +12,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.friends_smokers import friends_smokers_dataset
+from xcore.data.generators.reviews import NEGATIVE_WORDS, POSITIVE_WORDS, generate_reviews
 from xcore.errors import XcoreError
 from xcore.logic.parser import parse_rules
 from xcore.mln.exact import exact
 from xcore.mln.gibbs import gibbs
-from xcore.mln.learning import (bag_of_words, fit_pll, ground_training_world, learn_weights, linear_word_weights,
-                                pseudo_log_likelihood, training_world, word_rule_words)
+from xcore.mln.learning import (
+    bag_of_words,
+    fit_pll,
+    ground_training_world,
+    learn_weights,
+    linear_word_weights,
+    pseudo_log_likelihood,
+    training_world,
+    word_rule_words,
+)
 from xcore.mln.model import MLNModel
-from xcore.data.generators.friends_smokers import friends_smokers_dataset
-from xcore.data.generators.reviews import NEGATIVE_WORDS, POSITIVE_WORDS, generate_reviews
 from xcore.mln.reviews import review_rules
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES, random_ground_mln
 

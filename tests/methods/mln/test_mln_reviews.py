@@ -9,13 +9,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from xcore.data.generators.reviews import (
+    LINK_PREDICATES,
+    NEGATIVE_WORDS,
+    NEUTRAL_WORDS,
+    POSITIVE_WORDS,
+    VOCABULARY,
+    ReviewAnnotation,
+    generate_reviews,
+    load_review_annotation,
+    load_review_sample,
+)
 from xcore.data.samples import sample_data_dir
 from xcore.errors import DataError, XcoreError
 from xcore.logic.parser import parse_rules
 from xcore.mln.model import MLNModel
-from xcore.data.generators.reviews import (LINK_PREDICATES, NEGATIVE_WORDS, NEUTRAL_WORDS, POSITIVE_WORDS,
-                                           VOCABULARY, ReviewAnnotation, generate_reviews, load_review_annotation,
-                                           load_review_sample)
 from xcore.mln.reviews import review_rules, true_weights, write_review_sample
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from xcore.data.generators.reviews import annotation_from_json
 from xcore.data.samples import load_sample
 from xcore.errors import DataError, XcoreError
 from xcore.mln.model import MLNModel
-from xcore.data.generators.reviews import annotation_from_json
 from xcore.mln.workflow import (
     ExplainSettings,
     TextSetting,

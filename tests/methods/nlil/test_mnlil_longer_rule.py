@@ -4,7 +4,6 @@ with path length 1 no exact rule is expressible."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -181,15 +181,21 @@ def test_every_formula_level_is_built_and_trained():
         m.out_logits.zero_()
         m.out_logits[-1] = 10.0
         m.conn[1][-1] = torch.tensor([5.0, 0.0])
-        m.left[1][-1].zero_(); m.left[1][-1][0] = 5.0
-        m.right[1][-1].zero_(); m.right[1][-1][1] = 5.0
+        m.left[1][-1].zero_()
+        m.left[1][-1][0] = 5.0
+        m.right[1][-1].zero_()
+        m.right[1][-1][1] = 5.0
         m.conn[0].copy_(torch.tensor([[0.0, 5.0], [0.0, 5.0]]))
-        m.left[0].zero_(); m.left[0][:, 0] = 5.0
-        m.right[0].zero_(); m.right[0][0, 1] = 5.0; m.right[0][1, 2] = 5.0
+        m.left[0].zero_()
+        m.left[0][:, 0] = 5.0
+        m.right[0].zero_()
+        m.right[0][0, 1] = 5.0
+        m.right[0][1, 2] = 5.0
         m.op_logits.zero_()
         for i, k in enumerate((1, 3, 2)):
             m.op_logits[i, 0, k] = 5.0
-        m.path_logits.zero_(); m.path_logits[:, 1] = 5.0
+        m.path_logits.zero_()
+        m.path_logits[:, 1] = 5.0
     rule = m.rule()
     assert depth(rule.body) == 2 and len(statements(rule.body)) == 4
     assert rule.text.count("|") == 2 and "&" in rule.text

@@ -152,7 +152,8 @@ def family_like(n_families: int = 30, seed: int = 0) -> list[tuple[bytes, bytes]
             par = p[int(rng.integers(0, 2))]
             facts.append((par, "parent", k))
             (test if rng.random() < 0.3 else facts).append((g, "grandparent", k))
-    enc = lambda rows: "".join(f"{a}\t{r}\t{b}\n" for a, r, b in rows).encode()
+    def enc(rows):
+        return "".join(f"{a}\t{r}\t{b}\n" for a, r, b in rows).encode()
     return [("facts.txt", enc(facts)), ("test.txt", enc(test))]
 
 

@@ -7,19 +7,19 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_plkb_learners import Q0101, four_bit
-from xcore.data.shared import shared_data_dir
-from xcore.errors import DataError, ParseError, SchemaError, XcoreError
-from xcore.explain.types import Explanation
-from xcore.plkb import KB, PLKBClassifier, make_strings
-from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
+
 from xcore.data.benchmarks.tabular import (
     read_hiv1,
     read_mushroom,
     read_nursery,
     read_titanic,
 )
+from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
+from xcore.data.shared import shared_data_dir
+from xcore.errors import DataError, ParseError, SchemaError, XcoreError
+from xcore.explain.types import Explanation
+from xcore.plkb import KB, PLKBClassifier, make_strings
 from xcore.plkb.discretize import Discretizer
 from xcore.plkb.experiments import binary_metrics, compare_baselines, pollution_curve, random_clauses
 

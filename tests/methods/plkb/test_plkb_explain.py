@@ -8,8 +8,8 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_plkb_learners import Q0101, four_bit
+
 from xcore.explain.types import Explanation
 from xcore.plkb.direct import direct_kb
 from xcore.plkb.explain import (

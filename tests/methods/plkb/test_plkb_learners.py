@@ -7,8 +7,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_plkb_reference import reference_interval
+
 from xcore.plkb.direct import count_combinations, direct_kb
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.literals import Domain

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from test_plkb_reference import ALPHA, ALPHA_KB_TEXT, reference_interval, reference_relevant
+
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.kb import KB
 from xcore.plkb.literals import ABSENT, UNSEEN, Domain

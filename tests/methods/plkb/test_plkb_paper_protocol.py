@@ -9,12 +9,22 @@ import pytest
 
 from xcore.errors import XcoreError
 from xcore.plkb import PLKBClassifier, make_strings
-from xcore.plkb.experiments import (PAPER_MLP_LAYERS, balance_replicate, knowledge_curve, nursery_pair, paper_baseline,
-                                    paper_split, random_class_pair, random_pollution_curve, seed_clauses,
-                                    shap_agreement_by_k, suggest_kb, titanic_paper_table)
 from xcore.plkb.datasets import make_titanic_like
-from xcore.viz.plkb_figures import (feature_choice_figure, kb_curve_figure, query_time_figure,
-                                    shap_agreement_figure)
+from xcore.plkb.experiments import (
+    PAPER_MLP_LAYERS,
+    balance_replicate,
+    knowledge_curve,
+    nursery_pair,
+    paper_baseline,
+    paper_split,
+    random_class_pair,
+    random_pollution_curve,
+    seed_clauses,
+    shap_agreement_by_k,
+    suggest_kb,
+    titanic_paper_table,
+)
+from xcore.viz.plkb_figures import feature_choice_figure, kb_curve_figure, query_time_figure, shap_agreement_figure
 
 
 def test_balance_by_replication_is_seeded_and_balanced():

@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from xcore.data.dataset import RelationalDataset
-from xcore.data.shared import shared_data_dir
-from xcore.errors import XcoreError
-from xcore.data.generators.reviews import TARGET, WORD, review_schema
 from xcore.data.benchmarks.cora import CHECKED_FILES as CORA_CHECKED
 from xcore.data.benchmarks.cora import load_planetoid, snowball_sample
+from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.reviews import TARGET, WORD, review_schema
+from xcore.data.shared import shared_data_dir
+from xcore.errors import XcoreError
 
 NAMES: dict[str, str] = {"cora": "planetoid_cora", "citeseer": "planetoid_citeseer"}
 """Dataset name -> folder under the shared data directory."""

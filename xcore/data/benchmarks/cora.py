@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from xcore.data.shared import shared_data_dir
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
+from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError
 
 DEFAULT_ROOT = shared_data_dir() / "planetoid_cora"

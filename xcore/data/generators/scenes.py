@@ -116,8 +116,9 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
     scene = rng.integers(0, S, n_edges)
     a = rng.integers(0, K + T, n_edges)
     b = (a + rng.integers(1, K + T, n_edges)) % (K + T)
-    name = lambda s, i: np.where(i < K, np.char.add(np.char.add("s", s.astype(str)), np.char.add("_o", i.astype(str))),
-                                 np.char.add(np.char.add("s", s.astype(str)), np.char.add("_t", (i - K).astype(str))))
+    def name(s, i):
+        return np.where(i < K, np.char.add(np.char.add("s", s.astype(str)), np.char.add("_o", i.astype(str))),
+                        np.char.add(np.char.add("s", s.astype(str)), np.char.add("_t", (i - K).astype(str))))
     edges = pd.DataFrame({"rel": rng.choice(rname, size=n_edges, p=rp / rp.sum()),
                           "a0": name(scene, a).astype(object), "a1": name(scene, b).astype(object)})
     # plant: for a fraction of targets, add a fresh typed object related to it by one alternative

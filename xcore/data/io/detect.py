@@ -29,15 +29,20 @@ import pyarrow as pa
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.archive import ZipSource, is_zip, read_zip, zip_bytes
-from xcore.data.io.files import (FileSet, Source, basename, first_line_number, read_source, source_label, stem,
-                                suffix)
+from xcore.data.io.files import FileSet, Source, basename, first_line_number, read_source, source_label, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
 from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
 from xcore.data.io.prolog import ROLES, prolog_from_files
 from xcore.data.io.psl_folder import is_psl_data_file, psl_from_files
-from xcore.data.io.psl_project import (CONFIG_SUFFIXES, ProjectFiles, find_configs, looks_like_config,
-                                       project_from_files, read_project)
+from xcore.data.io.psl_project import (
+    CONFIG_SUFFIXES,
+    ProjectFiles,
+    find_configs,
+    looks_like_config,
+    project_from_files,
+    read_project,
+)
 from xcore.data.io.tabular import tabular_from_bytes
 from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
 from xcore.errors import DataError

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-
 from xcore.data.io.files import FileSet, basename, decode_text, read_source, suffix
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.schema import Predicate, Schema

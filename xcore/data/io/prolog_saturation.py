@@ -29,6 +29,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+import numpy as np
+
 from xcore.data.io.prolog_engine import MEMORY_BYTES, PROCESS_SECONDS, STACK_LIMIT, available
 from xcore.errors import DataError
 
@@ -254,12 +256,11 @@ def _run(files: dict[str, bytes], args: list[str], what: str) -> str:
 
 
 def clause_coverage(background: bytes, positives: bytes, negatives: bytes, clauses: list[str],
-                    examples: list[str]) -> "np.ndarray":
+                    examples: list[str]) -> np.ndarray:
     """(clauses x examples) 0/1: does clause ``head :- body`` cover the example (its head unifies with
     it and its body succeeds, as Aleph's coverage test)? One SWI-Prolog process for all clauses
     (batched per clause over every example); a clause whose body the sandbox refuses covers nothing,
     an unreadable clause gets -1 in its row."""
-    import numpy as np
 
     if not available():
         raise DataError("SWI-Prolog (swipl) is not installed: coverage of rule-defined features needs it",

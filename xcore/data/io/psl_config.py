@@ -12,8 +12,7 @@ from typing import Any, Callable
 from xcore.data.io.files import basename, decode_text, stem, suffix
 from xcore.data.io.lenient_json import loads as lenient_json_loads
 from xcore.data.io.manifest import MANIFEST_NAMES, parse_yaml
-from xcore.data.io.psl_spec import (CONFIG_PARTITIONS, SPLITS, DataRef, PredicateSpec, PSLProject, RuleSpec,
-                                    project_name)
+from xcore.data.io.psl_spec import CONFIG_PARTITIONS, SPLITS, DataRef, PredicateSpec, PSLProject, RuleSpec, project_name
 from xcore.errors import DataError, brief
 
 _SPLIT_KEYS = ("all", "learn", "infer")

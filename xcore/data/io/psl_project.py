@@ -47,10 +47,24 @@ from typing import Callable
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.files import FileSet, Source, basename, read_source, stem, suffix
 from xcore.data.io.limits import Limits
-from xcore.data.io.psl_config import (CONFIG_SUFFIXES, RULE_SUFFIXES, find_configs, looks_like_config,
-                                      parse_config, parse_data_file, parse_rule_file)
-from xcore.data.io.psl_spec import (SPLITS, PredicateSpec, ProjectFiles, PSLProject, common_root,
-                                    output_file_name, project_name)
+from xcore.data.io.psl_config import (
+    CONFIG_SUFFIXES,
+    RULE_SUFFIXES,
+    find_configs,
+    looks_like_config,
+    parse_config,
+    parse_data_file,
+    parse_rule_file,
+)
+from xcore.data.io.psl_spec import (
+    SPLITS,
+    PredicateSpec,
+    ProjectFiles,
+    PSLProject,
+    common_root,
+    output_file_name,
+    project_name,
+)
 from xcore.errors import DataError
 
 __all__ = ["CONFIG_SUFFIXES", "PSLProject", "ProjectFiles", "SPLITS", "UNLIMITED", "find_configs",

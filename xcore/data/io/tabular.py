@@ -25,8 +25,7 @@ import pyarrow.compute as pc
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
 from xcore.data.io.columnar import read_encoded_records
-from xcore.data.io.files import (Source, first_record, head_lines, read_source, sanitize_name,
-                                 stem, unique_names)
+from xcore.data.io.files import Source, first_record, head_lines, read_source, sanitize_name, stem, unique_names
 from xcore.data.io.limits import Limits
 from xcore.data.schema import Predicate
 from xcore.errors import DataError

@@ -20,8 +20,17 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
 from xcore.data.io.columnar import read_records, strings
-from xcore.data.io.files import (FileSet, Source, head_lines, read_source,
-                                 sanitize_name, source_label, stem, suffix, unique_names)
+from xcore.data.io.files import (
+    FileSet,
+    Source,
+    head_lines,
+    read_source,
+    sanitize_name,
+    source_label,
+    stem,
+    suffix,
+    unique_names,
+)
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.writers import check_constants, write_lines
 from xcore.data.schema import Predicate
