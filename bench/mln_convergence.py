@@ -14,12 +14,14 @@ one fresh process each:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import child_json  # noqa: E402
 
 CHILD = r"""
 import json, re, sys, tempfile, time, resource
@@ -95,10 +97,7 @@ def run_one(kind: str, folder: Path, mode: str, samples: int, chains: int) -> di
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-c", CHILD, kind, str(folder), mode, str(samples), str(chains)],
                           capture_output=True, text=True, env=env, timeout=6 * 3600)
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return {"error": (proc.stderr or "no output").strip().splitlines()[-1][:200]}
+    return child_json(proc)
 
 
 def main() -> None:

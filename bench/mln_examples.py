@@ -14,12 +14,14 @@ third-party engine to compare with.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.results_file import child_json  # noqa: E402
 
 EXAMPLES = ("tuffy/smoke", "tuffy/rc1000", "tuffy/cse", "pracmln/smokers", "pracmln/alarm", "pracmln/taxonomies")
 
@@ -77,10 +79,7 @@ def run_one(path: Path, samples: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.run([sys.executable, "-c", CHILD, str(path), str(samples)], capture_output=True, text=True,
                           env=env, timeout=3600)
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return {"error": (proc.stderr or "no output").strip().splitlines()[-1][:200]}
+    return child_json(proc)
 
 
 def main() -> None:

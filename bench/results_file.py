@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from pathlib import Path
 
 
@@ -15,3 +17,12 @@ def replace_section(path: Path, heading: str, section: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + section
     path.write_text(text.rstrip() + "\n", encoding="utf-8")
+
+
+def child_json(proc: "subprocess.CompletedProcess[str]") -> dict:
+    """The JSON a benchmark's child process printed last, else {"error": its last stderr line} (fresh-process
+    benchmarks report one result per child)."""
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": (proc.stderr or "no output").strip().splitlines()[-1][:200]}

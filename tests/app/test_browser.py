@@ -111,6 +111,21 @@ def click_when_ready(locator, attempts: int = 4) -> None:
                 raise
             time.sleep(2.0)
 
+def open_method_page(browser, url: str, path: str, load: str, run: str, shown: str, width: int = 1400,
+                     height: int = 1600, settle: float = 4.0):
+    """A method page opened directly, its sample loaded and a default run shown (plotly given `settle` s)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
+    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
+    click_when_ready(page.get_by_role("button", name=load).first)
+    page.get_by_role("button", name=load).first.wait_for(state="detached", timeout=120_000)
+    time.sleep(1.0)  # a click during the sample's rerun is lost
+    click_when_ready(page.get_by_role("button", name=run, exact=True).first)
+    page.get_by_text(shown).first.wait_for(timeout=300_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    time.sleep(settle)  # plotly finishes drawing
+    return page
+
+
 
 METHOD_PAGES = [
     ("esms", "Load the Last.fm", "Demo (LastFM sample, small search)", "Test MSE"),
@@ -131,15 +146,8 @@ def test_method_pages_in_real_browser(app_url):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for path, load, run, shown in METHOD_PAGES:
-            page = browser.new_page(viewport={"width": 1400, "height": 4400})  # tall: the graph and the reasons in words too
-            page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-            click_when_ready(page.get_by_role("button", name=load).first)
-            page.get_by_role("button", name=load).first.wait_for(state="detached", timeout=120_000)
-            time.sleep(1.0)  # a click during the sample's rerun is lost
-            click_when_ready(page.get_by_role("button", name=run, exact=True).first)
-            page.get_by_text(shown).first.wait_for(timeout=300_000)
-            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-            time.sleep(6.0)  # let plotly finish drawing (the tall page has many figures)
+            # tall: the graph and the reasons in words too; plotly needs longer to draw its many figures
+            page = open_method_page(browser, app_url, path, load, run, shown, width=1400, height=4400, settle=6.0)
             assert page.locator(".stException").count() == 0
             signed = page.get_by_text("pushes up").count() + page.get_by_text("pushes down").count()
             if path in UNSIGNED:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, METHOD_PAGES, app_url, click_when_ready  # noqa: F401 (fixture)
+from test_browser import CHROMIUM, CHROMIUM_ARGS, METHOD_PAGES, app_url, open_method_page  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"), pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")]
@@ -62,16 +62,7 @@ MEASURE = """
 
 def run_page(browser, url: str, path: str, load: str, run: str, shown: str, width: int):
     """A method page opened directly, its sample loaded and a default run shown."""
-    page = browser.new_page(viewport={"width": width, "height": 1600}, accept_downloads=True)
-    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-    click_when_ready(page.get_by_role("button", name=load).first)
-    page.get_by_role("button", name=load).first.wait_for(state="detached", timeout=120_000)
-    time.sleep(1.0)  # a click during the sample's rerun is lost
-    click_when_ready(page.get_by_role("button", name=run, exact=True).first)
-    page.get_by_text(shown).first.wait_for(timeout=300_000)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-    time.sleep(4.0)  # plotly finishes drawing
-    return page
+    return open_method_page(browser, url, path, load, run, shown, width=width)
 
 
 def problems_here(page, where: str) -> list[str]:
