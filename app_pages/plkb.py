@@ -21,7 +21,7 @@ from xcore.plkb.experiments import (
     shap_agreement_by_k,
     suggest_kb,
 )
-from xcore.plkb.method import DECISIVE, DecisiveExplainer, ShapleyExplainer
+from xcore.plkb.method import DECISIVE, MODEL_SHAP, DecisiveExplainer, ShapleyExplainer
 from xcore.plkb.workflow import GENERATED, PLKBSettings, generated_dataset, identifier_columns
 from xcore.viz import ranked_bar_figure
 from xcore.viz.plkb_figures import feature_choice_figure, kb_curve_figure, shap_agreement_figure
@@ -109,6 +109,11 @@ def show_row(run: Run, target: str) -> None:
             return
         exp = found[target]
     explanation_panel(exp, key="plkb_exp", graph=False, title="Decisive features")
+    yours = run.explanations.get(MODEL_SHAP)
+    if yours is not None and target in yours:  # an uploaded ONNX model: its own Shapley values beside the KB's
+        explanation_panel(yours[target], key="plkb_your_shap", graph=False, title="Shapley values of your model")
+    elif yours is not None:
+        st.caption(f"Shapley values of your model are computed for the first {len(yours)} test rows.")
     x = guarded(run.model.row, target)
     if x is None:
         return
