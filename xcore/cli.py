@@ -11,6 +11,7 @@ import argparse
 import difflib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -64,9 +65,12 @@ class StderrProgress:
         if self._bar is None:
             from tqdm import tqdm  # only a terminal run draws a bar; listing and --help stay light
 
-            self._bar = tqdm(total=self.STEPS, file=self.stream, ncols=self.width + 80, leave=True,
-                             bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]",
-                             dynamic_ncols=self.stream.isatty(), mininterval=0.1)
+            # the terminal's size, with a fallback where it reports none (a fresh pty says 0 x 0, and tqdm
+            # then hides a bar whose row is outside the screen); width capped for readability
+            size = shutil.get_terminal_size((self.width + 80, 24))
+            self._bar = tqdm(total=self.STEPS, file=self.stream, ncols=min(size.columns, 160), nrows=size.lines,
+                             leave=True, mininterval=0.1,
+                             bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]")
         self._bar.set_description_str(message[:60], refresh=False)
         self._bar.n = int(round(self.STEPS * fraction))
         self._bar.refresh()

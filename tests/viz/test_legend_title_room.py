@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from xcore.compare import agreement_figures, compare_runs
+from xcore.compare import compare_runs
 from xcore.study import StudyStore, analyse, simulate
 from xcore.study.analysis import ALL
 from xcore.study.report import diverging_figure, means_figure
 from xcore.viz import ranked_bar_figure
+from xcore.viz.agreement import agreement_figures
 from xcore.viz.common import TITLE_PAD, legend_shown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
