@@ -34,10 +34,19 @@ def test_m_nlil_labels_follow_generated_scenes_and_settings_survive_navigation(a
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         try:
-            page.goto(f"{app_url}/nlil", wait_until="domcontentloaded")
-            load = page.get_by_role("button", name="Load the Michalski")
-            load.first.wait_for(timeout=120_000)
-            click_when_ready(load.first)
+            # the trains (label eastbound) from the Data page: m-NLIL's own sample is generated scenes now
+            page.goto(app_url, wait_until="domcontentloaded")
+            box = page.locator("[data-testid=stSelectbox]").first
+            box.wait_for(state="visible", timeout=120_000)
+            box.click(timeout=60_000)
+            page.keyboard.type("Michalski")
+            page.keyboard.press("Enter")
+            click_when_ready(page.get_by_role("button", name="Load sample").first)
+            page.get_by_text("sample: Michalski").first.wait_for(timeout=120_000)
+            wait_idle(page)
+            # through the sidebar (a new URL load would start a new session without the data)
+            page.locator(f'[data-testid=stSidebarNav] a[data-testid=stSidebarNavLink][href="{app_url}/nlil"]').click()
+            wait_idle(page)
             wait_until(lambda: "eastbound" in labels_box(page).inner_text(), "the trains' label")
             nav = page.locator("[data-testid=stSidebarNav]")
             for internal in ("components", "common", "forms", "method page", "run control", "state"):

@@ -22,7 +22,7 @@ def test_compare_shows_the_bound_and_names_the_dropped_run():
     runs = SessionRuns(max_unpinned=2)
     for i in range(3):
         runs.put(("mln", f"{i:016d}", f"set{i}abcdef"), make_run())
-    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=120)
     at.session_state["_runs"] = runs
     at.run()
     assert not at.exception, at.exception
