@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Callable
 
 import pandas as pd
 
@@ -245,6 +246,19 @@ class DecisiveExplainer(Explainer):
         return self.finish(ExplanationSet(exps, method=self.name, meta={"k": k}))
 
 
+def per_row(model: "PLKBEstimator", targets: list[str] | None, progress: Progress | None,
+            one: Callable[[str], Explanation], what: str) -> list[Explanation]:
+    """`one(target)` for each requested row (one LP or Shapley computation per row), progress after each."""
+    model.check_fitted()
+    wanted = _targets_of(model, targets)
+    report = scaled(progress, 0.0, 1.0)
+    exps = []
+    for i, target in enumerate(wanted):
+        exps.append(one(target))
+        report((i + 1) / max(len(wanted), 1), f"{what} {target}")
+    return exps
+
+
 class ShapleyExplainer(Explainer):
     """Each feature's Shapley value for the row's ω(POS) midpoint (the paper's comparison with SHAP)."""
 
@@ -264,16 +278,11 @@ class ShapleyExplainer(Explainer):
 
     def explain(self, model: PLKBEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
-        model.check_fitted()
-        wanted = _targets_of(model, targets)
-        report = scaled(progress, 0.0, 1.0)
-        exps = []
-        for i, target in enumerate(wanted):
-            sh = model.classifier_.shapley(model.row(target))
-            exp = sh.to_explanation(target=target)
-            items = [replace(it, kind="feature") for it in exp.items]
-            exps.append(replace(exp, items=items))
-            report((i + 1) / max(len(wanted), 1), f"Shapley values of {target}")
+        def one(target: str) -> Explanation:
+            exp = model.classifier_.shapley(model.row(target)).to_explanation(target=target)
+            return replace(exp, items=[replace(it, kind="feature") for it in exp.items])
+
+        exps = per_row(model, targets, progress, one, "Shapley values of")
         return self.finish(ExplanationSet(exps, method=self.name))
 
 
@@ -295,13 +304,9 @@ class YourModelShapExplainer(Explainer):
 
     def explain(self, model: PLKBEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
-        model.check_fitted()
-        wanted = _targets_of(model, targets)
-        report = scaled(progress, 0.0, 1.0)
-        exps = []
-        for i, target in enumerate(wanted):
-            exps.append(model.user_model_.shap_explanation(model.user_table_, target, seed=model.settings.seed))
-            report((i + 1) / max(len(wanted), 1), f"Shapley values of your model for {target}")
+        exps = per_row(model, targets, progress,
+                       lambda t: model.user_model_.shap_explanation(model.user_table_, t, seed=model.settings.seed),
+                       "Shapley values of your model for")
         return self.finish(ExplanationSet(exps, method=self.name))
 
 
