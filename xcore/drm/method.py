@@ -488,7 +488,7 @@ def run(dataset: RelationalDataset, settings: DRMSettings, progress: Progress | 
 SPEC = MethodSpec(
     key="drm", title="Deep relational machine", settings_type=DRMSettings, explainers=(FIDELITY, STRUCTURED),
     run=run, applicable=applicable, default_settings=default_settings, sample="trains_michalski10",
-    page="app_pages/drm.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="DRM feature clauses",
+    page="app_pages/drm.py", icon=":material/hub:", estimator_type=DRMEstimator, explainer_map=EXPLAINERS, surrogate="DRM feature clauses",
     paper="Srinivasan, Vig & Bain, Logical Explanations for Deep Relational Machines Using Relevance Information")
 
 __all__ = ["DRMEstimator", "DRMSettings", "EXPLAINERS", "FIDELITY", "SPEC", "STRUCTURED", "run", "target_predicate"]

@@ -27,6 +27,7 @@ __getattr__, __dir__, _CONTRACT = lazy_exports(__name__, {
     "xcore.methods.base": ["PREDICTION_COLUMNS", "Estimator", "Explainer", "MethodSpec", "Run", "Settings",
                            "prediction_frame"],
     "xcore.methods.driver": ["FITS", "explain", "validate", "validate_run"],
+    "xcore.methods.evaluate": ["Evaluation", "Holdout", "KFold", "evaluate", "fit_predict"],
 })
 
 _SHARED_FITS: RunCache[Any] = RunCache(max_entries=0)
@@ -97,5 +98,5 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
     return cache.get_or_run(run_key(method, dataset, settings), compute)
 
 
-__all__ = ["FITS", "PREDICTION_COLUMNS", "REGISTRY", "RUNS", "Estimator", "Explainer", "MethodSpec", "Registry", "Run",
+__all__ = ["FITS", "PREDICTION_COLUMNS", "Evaluation", "Holdout", "KFold", "evaluate", "fit_predict", "REGISTRY", "RUNS", "Estimator", "Explainer", "MethodSpec", "Registry", "Run",
            "RunCache", "Settings", "explain", "prediction_frame", "run_key", "run_method", "validate", "validate_run"]

@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar, Mapping
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from xcore.data import splits
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, NotFittedError, XcoreError
 from xcore.explain.types import Explanation, ExplanationError, ExplanationSet, ScoreSpec, json_safe, loads_strict
@@ -113,10 +114,7 @@ class Settings(BaseModel):
         """The estimator these settings describe (the registered method's estimator type, unfitted)."""
         from xcore.methods.registry import REGISTRY  # imports method packages by name, lazily
 
-        spec = REGISTRY[self.method_key]
-        if spec.estimator_type is None:
-            raise NotImplementedError(f"method {self.method_key!r} registers no estimator type")
-        return spec.estimator_type(self)
+        return REGISTRY[self.method_key].estimator_type(self)
 
 
 # ---------------------------------------------------------------------- estimator
@@ -145,6 +143,20 @@ class Estimator:
         """Raise `NotFittedError` before `fit`."""
         if not self.is_fitted():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(data) first")
+
+    def split_predicates(self, data: RelationalDataset) -> list[str] | None:
+        """The target predicates whose labelled atoms are this estimator's units (None: the data's
+        own, or the rows of its table): the settings' ``target`` field where the method has one."""
+        target = getattr(getattr(self, "settings", None), "target", None)
+        return [target] if isinstance(target, str) and target else None
+
+    def units(self, data: RelationalDataset) -> pd.DataFrame:
+        """The labelled units a held-out evaluation splits (`xcore.data.splits.units`)."""
+        return splits.units(data, self.split_predicates(data))
+
+    def holdout(self, data: RelationalDataset, test_units: list[str]) -> tuple[RelationalDataset, RelationalDataset]:
+        """(training, test) data holding out `test_units`: `fit` sees only the first, `predict` the second."""
+        return splits.holdout(data, test_units, self.split_predicates(data))
 
     def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "Estimator":  # pragma: no cover
         """Learn from `data`; returns self.
@@ -406,7 +418,7 @@ class MethodSpec:
         ``default_settings(dataset) -> Settings`` chosen from the data.
     sample : str
         The bundled sample the page offers first.
-    estimator_type : type of Estimator or None
+    estimator_type : type of Estimator
         The method's estimator class.
     explainer_map : mapping of str to Explainer
         Explainer name -> explainer object (see `explainer_objects`).
@@ -424,8 +436,9 @@ class MethodSpec:
     page: str = ""
     icon: str = ":material/science:"
     paper: str = ""
-    estimator_type: type[Estimator] | None = None
-    """Built by `Settings.estimator()` with the settings as its one parameter."""
+    estimator_type: type[Estimator] = field(kw_only=True)
+    """The method's estimator class (required), built by `Settings.estimator()` with the settings as its
+    one parameter; `xcore.methods.evaluate` fits one per fold."""
     explainer_map: Mapping[str, Explainer] = field(default_factory=dict)
     """Registry name -> the explainer object (the method's `EXPLAINERS`)."""
     surrogate: str = ""

@@ -584,5 +584,5 @@ def run(dataset: RelationalDataset, settings: NLILSettings, progress: Progress |
 SPEC = MethodSpec(
     key="nlil", title="m-NLIL rules from graphs", settings_type=NLILSettings, explainers=(RULES, GCN_RULES, GNNEXPLAINER),
     run=run, applicable=applicable, default_settings=default_settings, sample="scenes_demo",
-    page="app_pages/nlil.py", icon=":material/hub:", explainer_map=EXPLAINERS, surrogate="m-NLIL rules",
+    page="app_pages/nlil.py", icon=":material/hub:", estimator_type=NLILEstimator, explainer_map=EXPLAINERS, surrogate="m-NLIL rules",
     paper="m-NLIL: Inducing Multiple Interpretable Rules from Graph-Structured Data (on NLIL, Yang & Song, ICLR 2020)")
