@@ -174,6 +174,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from xcore.psl.learn_command import runtime_steps
 
     steps = runtime_steps(project, args)
+    for skipped, kept in project.duplicate_rules(split):  # Java's Model.addRule skips them too
+        err.write(f"warning: {skipped.file}:{skipped.line}: rule `{skipped.text.strip()}` is the same rule as "
+                  f"`{kept.text.strip()}` (line {kept.line}) for Java PSL (same clause, weight aside): skipped, "
+                  "as Java's runtime does\n")
     err.write(steps.describe() + "\n")  # which steps ran, even when quiet (PSL's runtime decides them)
     learned = None
     if steps.learn is not None:
