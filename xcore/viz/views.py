@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from xcore.explain.types import Explanation
+from xcore.methods.baselines import baseline_table  # noqa: F401  (re-exported: the pages' import path)
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, empty_figure, fmt, styled, truncate
 
@@ -228,23 +229,6 @@ def residual_figure(truth: np.ndarray, prediction: np.ndarray,
     fig.update_xaxes(title_text="predicted − true", row=1, col=2)
     fig.update_layout(showlegend=False)
     return styled(fig, title)
-
-
-def baseline_table(metrics: dict[str, float]) -> pd.DataFrame:
-    """Each metric that has a trivial-predictor baseline beside it: metric, model, baseline, which
-    baseline (majority class, mean predictor, chance) and whether the model beats it."""
-    from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, better_than_baseline
-
-    rows = []
-    for name, value in metrics.items():
-        base = metrics.get(BASELINE_PREFIX + name)
-        if name.startswith(BASELINE_PREFIX) or base is None:
-            continue
-        beats = better_than_baseline(name, float(value), float(base))
-        rows.append({"metric": name, "model": float(value), "baseline": float(base),
-                     "baseline is": BASELINE_WHAT.get(name, ""),
-                     "model beats it": "" if beats is None else ("yes" if beats else "no")})
-    return pd.DataFrame(rows, columns=["metric", "model", "baseline", "baseline is", "model beats it"])
 
 
 def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> list[tuple[str, go.Figure]]:
