@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from xcore.explain.render import short_numbers
 from xcore.explain.types import Explanation
 from xcore.methods.baselines import baseline_table  # noqa: F401  (re-exported: the pages' import path)
 from xcore.viz import theme
@@ -81,8 +82,6 @@ def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, lab
     if frame.empty:
         return empty_figure("no explanation items in this run", title)
     part = frame.head(top)
-    from xcore.explain.render import short_numbers
-
     labels = [f"{i}. {truncate(short_numbers(g), label_width)}" for i, g in enumerate(part["group"], start=1)]
     colours = [theme.UP if u > 0.5 else theme.DOWN if d > 0.5 else theme.UNKNOWN
                for u, d in zip(part["share_up"], part["share_down"])]
@@ -106,8 +105,6 @@ GLOBAL_TABLE_COLUMNS = ("top_k_share", "explanations", "mean_abs_score", "share_
 def global_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The global view's table of `global_importance`: numbers first, rounded, the rule text last and
     with its numbers shortened; columns missing from `frame` are left out."""
-    from xcore.explain.render import short_numbers
-
     cols = [c for c in GLOBAL_TABLE_COLUMNS if c in frame.columns]
     out = frame[cols].copy()
     if "group" in out:
@@ -118,8 +115,6 @@ def global_table(frame: pd.DataFrame) -> pd.DataFrame:
 def model_table(summary: Explanation) -> pd.DataFrame:
     """The model beside the global view: rank, weight (score), explainable, then the rule text with its
     numbers shortened (the weight column was hidden behind the text in a narrow column)."""
-    from xcore.explain.render import short_numbers
-
     f = summary.to_frame()
     return pd.DataFrame({"rank": f["rank"], "score": f["score"].astype(float).round(4),
                          "explainable": f["explainable"], "text": f["text"].map(short_numbers)})
@@ -147,7 +142,7 @@ def prediction_kind(predictions: pd.DataFrame) -> str:
 
 def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None = "Confusion matrix") -> go.Figure:
     """Counts of (true class, predicted class), with the share of each true class on hover."""
-    from sklearn.metrics import confusion_matrix
+    from sklearn.metrics import confusion_matrix  # sklearn: only when a run's quality figures are drawn
 
     labels = sorted(set(map(str, truth)) | set(map(str, prediction)))
     m = confusion_matrix(truth.astype(str), prediction.astype(str), labels=labels)
@@ -162,6 +157,7 @@ def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None 
 
 def roc_pr_figure(truth: np.ndarray, score: np.ndarray, title: str | None = "ROC and precision-recall") -> go.Figure:
     """ROC curve (with AUC) and precision-recall curve (with average precision) side by side."""
+    # sklearn: only when a run's quality figures are drawn (the pages import xcore.viz without it)
     from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
     truth = np.asarray(truth, dtype=bool)
