@@ -35,6 +35,8 @@ __all__ = ["PREDICTION_COLUMNS", "READABLE_RUN_VERSIONS", "RUN_FORMAT", "RUN_VER
 class MethodSpec:
     """One registered method: what the app, the command line and the study page need to run it.
 
+    A dataclass: its constructor's parameters are the attributes below, in this order.
+
     Attributes
     ----------
     key : str
@@ -53,10 +55,20 @@ class MethodSpec:
         ``default_settings(dataset) -> Settings`` chosen from the data.
     sample : str
         The bundled sample the page offers first.
+    page : str
+        The app page module that shows the method (``"app_pages/esms.py"``); empty when it has none.
+    icon : str
+        The page's navigation icon (a Streamlit ``:material/...:`` name).
+    paper : str
+        The paper the method comes from, as cited on its page and in reports.
     estimator_type : type of Estimator
-        The method's estimator class.
+        The method's estimator class (required): ``settings.estimator()`` builds it with the settings as
+        its one parameter, and `xcore.methods.evaluate` fits one per fold.
     explainer_map : mapping of str to Explainer
         Explainer name -> explainer object (see `explainer_objects`).
+    surrogate : str
+        What explains a user's model when the method is fitted to its predictions instead of the truth
+        (e.g. ``"m-NLIL rules"``); empty when the method cannot act as a surrogate.
     """
 
     key: str

@@ -23,10 +23,23 @@ class Estimator:
     As in scikit-learn, `__init__` stores its arguments unchanged (no validation, no work), so
     `get_params()` round-trips; `fit` returns self; learned attributes end in ``_``.
 
+    A held-out evaluation (`xcore.methods.evaluate`) asks the estimator what its labelled units are
+    (`units`, from `split_predicates`) and how to hold some out (`holdout`); `fit` then learns from all the
+    labelled units of the data it is given and `predict` predicts the target units of any data of the
+    same schema, without reading their truth.
+
     Parameters
     ----------
     settings : Settings
         The method's validated settings (each subclass takes its own `Settings` type).
+
+    Attributes
+    ----------
+    settings : Settings
+        The settings given to the constructor, unchanged (`get_params` returns them).
+    <name>_ : any
+        What `fit` learned; each subclass documents its own learned attributes (scikit-learn's
+        convention: names ending in ``_``, absent or None before `fit`, so `is_fitted` can tell).
     """
 
     def get_params(self) -> dict[str, Any]:

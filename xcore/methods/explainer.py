@@ -38,6 +38,14 @@ class Explainer:
         Fields of the method's `Settings` that belong to this explainer (not part of the fit key).
     prediction_column : str or None
         Column of ``Run.predictions`` its explanations explain; None for another model's output.
+
+    Notes
+    -----
+    Subclasses implement `explain(model, data=None, targets=None, progress=None)`: ``model`` is the
+    fitted estimator (`supports` says whether it can be explained), ``data`` the data to explain its
+    predictions on (None: the data it was fitted on), ``targets`` the target texts to explain (None: every
+    prediction), ``progress`` a `xcore.runtime.Progress`. It returns an `ExplanationSet` passed through
+    `finish`; the explain driver (`xcore.methods.driver`) validates it against the run's predictions.
     """
 
     name: ClassVar[str] = ""
@@ -70,6 +78,19 @@ class Explainer:
 
     def explain(self, model: Any, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:  # pragma: no cover
+        """Explanations of the predictions of the fitted `model` for `targets` (see the class Notes).
+
+        Parameters
+        ----------
+        model : Estimator
+            The fitted estimator (or the object the method's run keeps as its model).
+        data : RelationalDataset, optional
+            The data whose predictions are explained; None for the data the model was fitted on.
+        targets : list of str, optional
+            Target texts (``"rating(u1, a2)"``, ``"row 17"``) to explain; None explains every prediction.
+        progress : callable, optional
+            ``progress(fraction, message)``; it raises `Cancelled` when the user cancels.
+        """
         raise NotImplementedError
 
     def finish(self, explanations: ExplanationSet) -> ExplanationSet:

@@ -29,6 +29,8 @@ class Run:
     `model` (the fitted estimator) and `extras` (method objects the pages use, such as the search
     history) live only in memory; a run read back with `from_bundle` has neither.
 
+    A dataclass: its constructor's parameters are the attributes below, in this order.
+
     Attributes
     ----------
     method : str
