@@ -20,8 +20,10 @@ whatever runs them, and ships `shared` to each worker ONCE:
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import sys
 import uuid
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from xcore.errors import ConfigError, XcoreError
@@ -34,8 +36,6 @@ Tick = Callable[[int], None]
 # ---------------------------------------------------------------------- Dask
 def is_dask_client(obj: Any) -> bool:
     """True for a ``distributed.Client`` (checked without importing Dask when it is not loaded)."""
-    import sys
-
     mod = sys.modules.get("distributed")
     return mod is not None and isinstance(obj, mod.Client)
 
@@ -46,7 +46,7 @@ def connect(address: str, timeout: float = 10.0):
     if not address:
         raise ConfigError("no Dask scheduler address given (leave it empty to run locally)")
     try:
-        from distributed import Client
+        from distributed import Client  # Dask is an optional extra: only when a cluster is asked for
     except ImportError:
         raise ConfigError("Dask is not installed: pip install -e \".[dask]\" (or pip install 'dask[distributed]')") from None
     try:
@@ -57,9 +57,8 @@ def connect(address: str, timeout: float = 10.0):
 
 def _dask_errors():
     """Exceptions meaning "the cluster lost this task or its input" (retry), not "the task failed"."""
-    from concurrent.futures import CancelledError
+    from distributed import KilledWorker  # Dask (optional): only once a Dask client is in use
 
-    from distributed import KilledWorker
     errors: list[type] = [CancelledError, KilledWorker]
     try:
         from distributed.client import FutureCancelledError  # newer distributed
@@ -70,7 +69,8 @@ def _dask_errors():
 
 
 def _map_dask(client, fn: Callable, shared: Any, tasks: Sequence, tick: Tick, attempts: int) -> list:
-    from distributed import as_completed
+    """Map `fn` over `tasks` on a Dask client, retrying tasks the cluster lost, up to `attempts` rounds."""
+    from distributed import as_completed  # Dask (optional): only once a Dask client is in use
 
     lost_errors = _dask_errors()
     out: list = [None] * len(tasks)
@@ -129,8 +129,6 @@ def _shared_call(job: tuple) -> Any:
 
 def mp_context():
     """forkserver where available (no fork of a threaded parent), else spawn."""
-    import multiprocessing as mp
-
     return mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
 
 

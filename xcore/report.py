@@ -13,11 +13,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pandas as pd
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
 
 from xcore.errors import XcoreError
 from xcore.explain.render import item_table, prediction_text
 from xcore.explain.text import explanation_text
 from xcore.explain.types import Explanation
+from xcore.methods.surrogate import fidelity_sentence
+from xcore.viz import explanation_graph_figure, ranked_bar_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -63,8 +67,6 @@ window.addEventListener('load',function(){if(window.Plotly){document.querySelect
 @lru_cache(maxsize=1)
 def plotly_js() -> str:
     """plotly.js itself (inlined once per file so reports open without a network)."""
-    from plotly.offline import get_plotlyjs
-
     return get_plotlyjs()
 
 
@@ -75,8 +77,6 @@ def esc(value: Any) -> str:
 
 def figure_div(fig: "go.Figure", div_id: str) -> str:
     """A figure as a div plus its script; plotly.js must already be on the page."""
-    import plotly.io as pio
-
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id,
                        config={"displaylogo": False, "responsive": True})
 
@@ -135,8 +135,6 @@ def _slug(text: str) -> str:
 
 def card_body(exp: Explanation, k: int = 10, title: str | None = None, uid: str = "card") -> str:
     """One explanation as an HTML block: target, prediction, score meaning, text, bars, graph, table."""
-    from xcore.viz import explanation_graph_figure, ranked_bar_figure
-
     head = f"{esc(title)} — " if title else ""
     pred = "" if exp.prediction is None else f" — predicted {prediction_text(exp)}"
     truth = "" if exp.truth is None else f", true {exp.truth:.3f}"
@@ -191,8 +189,6 @@ def _section(title: str, anchor: str, inner: str) -> str:
 def report_html(run: "Run", targets: Iterable[str] | None = None, n_cards: int = DEFAULT_CARDS, k: int = 10,
                 data_summary: pd.DataFrame | None = None, title: str | None = None) -> str:
     """The run report as one self-contained HTML document (see the module docstring)."""
-    from xcore.viz import ranked_bar_figure
-
     chosen = report_targets(run, None if targets is None else list(targets), n_cards)
     title = title or f"xcore report: {run.method} on {run.dataset or 'data'}"
     body = [f"<h1>{esc(title)}</h1>",
@@ -204,7 +200,6 @@ def report_html(run: "Run", targets: Iterable[str] | None = None, n_cards: int =
     body.append(_section("Data", "data", data))
     body.append(_section("Settings", "settings", mapping_table(run.settings_dict)))
     metrics = mapping_table(run.metrics)
-    from xcore.methods.surrogate import fidelity_sentence  # a surrogate of the user's model says how faithful
 
     said = fidelity_sentence(run.metrics)
     if said is not None:
@@ -240,8 +235,9 @@ def report_html(run: "Run", targets: Iterable[str] | None = None, n_cards: int =
 def compare_html(columns: dict, agreement: pd.DataFrame, k: int = 5, n_targets: int = 10) -> str:
     """The comparison of explainers as one self-contained HTML document: agreement per pair, the
     plots over all targets, and the targets where they disagree most with their top items side by side."""
+    # the comparison's Spearman figures import scipy.stats: only for a comparison report
     from xcore.compare import disagreements, pair_summary, top_items_table
-    from xcore.viz.agreement import agreement_figures
+    from xcore.viz.agreement import agreement_figures  # it reads xcore.compare too (scipy.stats)
 
     worst = disagreements(agreement)
     body = ["<h1>xcore: explainers compared</h1>",

@@ -155,7 +155,7 @@ def limited_threads(n: int = 1) -> Iterator[None]:
     A no-op without threadpoolctl (which ships with scikit-learn).
     """
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # an optional dependency of scikit-learn: only to cap threads
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
         yield
         return
@@ -170,7 +170,7 @@ def limited_threads(n: int = 1) -> Iterator[None]:
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Set torch's intra-op thread count to `n` inside the block and restore the previous value."""
-    import torch
+    import torch  # heavy: only where a method runs torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -192,7 +192,7 @@ def new_highs(threads: int = 1) -> Any:
     made, before any option can be set; that first one is made with fd 1 on /dev/null, so the
     banner never mixes into a command's output (``xcore run``, ``python -m xcore.psl``).
     """
-    import highspy
+    import highspy  # heavy: only where a method solves a linear program
 
     with _HIGHS_LOCK:
         if _HIGHS_BANNER_DONE:
@@ -277,7 +277,7 @@ def new_duckdb(threads: int | None = None) -> Any:
     """An in-memory DuckDB whose memory is bounded (`duckdb_memory_limit`) and which spills to its own
     temporary folder (bounded by `DUCKDB_SPILL_ENV`, default twice the memory) instead of the
     working directory's ``.tmp``; DuckDB removes the folder when the database closes."""
-    import duckdb
+    import duckdb  # heavy: only where a method grounds in DuckDB
 
     memory = duckdb_memory_limit()
     spill_text = os.environ.get(DUCKDB_SPILL_ENV, "").strip()

@@ -51,12 +51,15 @@ def heavy_in(modules: list[str]) -> list[str]:
 @pytest.mark.parametrize("argv", [
     ("methods",),
     ("--help",),
-    ("run", "--help"), ("explain", "--help"), ("report", "--help"), ("compare", "--help"), ("app", "--help"),
+    ("run", "--help"), ("explain", "--help"), ("verify", "--help"), ("report", "--help"), ("compare", "--help"), ("app", "--help"),
     ("run",),                                   # argparse: missing arguments
     ("run", "esms", "sample:lastfm_demo", "--bogus"),
     ("no-such-command",),
     ("run", "no_such_method", "sample:lastfm_demo"),  # unknown method: refused from the catalog
     ("run", "esms", "sample:lastfm_demo", "--cards", "-1"),
+    ("evaluate", "--help"),
+    ("evaluate", "esms", "sample:lastfm_demo", "--folds", "1"),   # a bad split: refused before any import
+    ("evaluate", "no_such_method", "sample:lastfm_demo"),
 ], ids=lambda a: " ".join(a))
 def test_listing_help_and_argument_errors_import_no_heavy_library(argv):
     result = probe(*argv)

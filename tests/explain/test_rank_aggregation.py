@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xcore.explain.rank_aggregation as ra
+import xcore.explain.rank_problem as rp
 from xcore.errors import XcoreError
 from xcore.explain import (
     Aggregation,
@@ -92,9 +93,9 @@ def test_identical_list_has_zero_distance():
 def test_fast_objective_matches_definition(seed, distance, k):
     rng = np.random.default_rng(seed)
     lists, weights = random_problem(rng, n_items=(5, 9))
-    prob = ra._prepare(lists, weights, k, distance)
+    prob = rp.prepare(lists, weights, k, distance)
     codes = np.array([rng.permutation(prob.n)[: prob.k] for _ in range(30)])
-    np.testing.assert_allclose(ra._FastObjective(prob)(codes), ra._direct_objectives(prob, codes))
+    np.testing.assert_allclose(rp.FastObjective(prob)(codes), rp.direct_objectives(prob, codes))
 
 
 # ---------------------------------------------------------------------- exact references
@@ -112,7 +113,7 @@ def test_brute_force_returns_the_minimum_of_all_candidates():
     lists, weights = random_problem(np.random.default_rng(7))
     for d in DISTANCES:
         bf = brute_force_aggregate(lists, weights, 3, d)
-        prob = ra._prepare(lists, weights, 3, d)
+        prob = rp.prepare(lists, weights, 3, d)
         _, obj = ra._enumerate_objectives(prob)
         assert bf.objective == pytest.approx(obj.min())
         assert bf.iterations == obj.size
@@ -144,7 +145,7 @@ def test_cemc_finds_brute_force_optimum(distance, informed_start):
         bf = brute_force_aggregate(lists, weights, k=3, distance=distance)
         assert res.objective == pytest.approx(bf.objective), (case, lists, weights)
         assert aggregate_objective(res.ranking, lists, weights, distance=distance) == pytest.approx(res.objective)
-        _, obj = ra._enumerate_objectives(ra._prepare(lists, weights, 3, distance))
+        _, obj = ra._enumerate_objectives(rp.prepare(lists, weights, 3, distance))
         if np.sum(np.isclose(obj, obj.min())) == 1:
             assert res.ranking == bf.ranking
             unique_checked += 1

@@ -46,3 +46,14 @@ def test_bundle_round_trip_keeps_baselines():
     run = Run("plkb", {}, "fp", prediction_frame(range(4), ["a"] * 4, ["a", "a", "a", "b"]), metrics={"accuracy": 0.75})
     back = Run.from_bundle(run.to_json())
     assert back.metrics["baseline_accuracy"] == pytest.approx(0.75)
+
+
+def test_numbers_written_as_text_get_the_value_baselines_the_scorer_reports():
+    """A 0/1 truth stored as text ("0", "1") is scored as numbers (mse, auroc, ...): each figure gets its
+    baseline, as for the same truth stored as numbers."""
+    y = np.array([1, 0, 0, 1, 0, 0, 0, 1])
+    metrics = {"mse": 0.2, "auroc": 0.7, "accuracy": 0.8}
+    as_text = baseline_metrics(prediction_frame(range(8), y.astype(float), y.astype(str)), metrics)
+    as_numbers = baseline_metrics(prediction_frame(range(8), y.astype(float), y.astype(float)), metrics)
+    assert as_text == as_numbers
+    assert as_text["baseline_mse"] == pytest.approx(np.var(y)) and as_text["baseline_auroc"] == 0.5

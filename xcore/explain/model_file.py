@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import product
+from math import factorial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from xcore.data.predictions import class_text, predictions_from_rows
 from xcore.errors import DataError, XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
 
@@ -48,7 +50,7 @@ SHAP_SCORE = ScoreSpec(
 
 def _onnxruntime():
     try:
-        import onnxruntime as ort
+        import onnxruntime as ort  # an optional extra, about 0.3 s: only when a model file is read
     except ImportError:  # pragma: no cover - an optional extra
         raise XcoreError("reading ONNX models needs onnxruntime: pip install -e '.[onnx]'") from None
     return ort
@@ -121,8 +123,6 @@ class OnnxTableModel:
 
     def run(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
         """(predicted class texts, class probabilities [n, classes] or None) of the rows of `X`."""
-        from xcore.data.predictions import class_text
-
         try:
             outs = self.session.run(None, self._feeds(X))
         except XcoreError:
@@ -164,8 +164,6 @@ class OnnxTableModel:
     # ------------------------------------------------------------------ what it explains
     def user_predictions(self, dataset: "RelationalDataset") -> "UserPredictions":
         """The model's predictions of every row of `dataset`'s table, as predictions a user brought."""
-        from xcore.data.predictions import predictions_from_rows
-
         table = dataset.tabular
         if table is None:
             raise DataError(f"{self.file}: an ONNX model explains a table, and {dataset.name!r} has none", file=self.file)
@@ -198,7 +196,7 @@ class OnnxTableModel:
 
     def _kernel_shap(self, row: pd.DataFrame, background: pd.DataFrame, cls: str | None) -> np.ndarray:
         try:
-            import shap
+            import shap  # an optional extra with numba: only for the Kernel SHAP reference
         except ImportError:  # pragma: no cover
             raise XcoreError(f"more than {EXACT_FEATURES} features: SHAP values need shap (pip install -e "
                              "'.[explain]')") from None
@@ -242,8 +240,6 @@ def exact_shapley(f: Any, row: pd.DataFrame, background: pd.DataFrame, cols: lis
     one row: every coalition S of `cols` is valued by the mean of f over `background` rows with S's columns
     set to the row's values (one batched call of f over 2^k * |background| rows), then each feature's value
     is the weighted sum of its marginal changes (exact, no sampling)."""
-    from math import factorial
-
     k = len(cols)
     masks = np.array(list(product((False, True), repeat=k)), dtype=bool)  # 2^k coalitions, bit j = column j
     nb = len(background)

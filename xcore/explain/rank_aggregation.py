@@ -35,14 +35,16 @@ import scipy.sparse
 from scipy.optimize import linear_sum_assignment
 
 from xcore.errors import XcoreError
-
-DISTANCES: tuple[str, ...] = ("footrule", "kendall")
-"""Supported distances between a candidate top-k list and an input list."""
+from xcore.explain.rank_problem import (
+    DISTANCES,  # noqa: F401  (re-exported: the distances cemc takes)
+    FastObjective,
+    Problem,
+    direct_objectives,
+    prepare,
+)
 
 BRUTE_FORCE_LIMIT = 2_000_000
 """Most ordered k-subsets `brute_force_aggregate` will enumerate before refusing."""
-
-_CHUNK_ELEMENTS = 4_000_000  # bound on temporary array sizes in vectorised evaluation
 
 
 @dataclass
@@ -59,166 +61,6 @@ class Aggregation:
     """The item universe (row labels of `probabilities`), in order of first appearance."""
 
 
-# ---------------------------------------------------------------------- input handling
-@dataclass
-class _Problem:
-    """Validated, integer-coded aggregation problem."""
-
-    items: list
-    index: dict
-    ranks: np.ndarray        # (m, n) int: rank of item x in list i (unranked -> k_i + 1)
-    lengths: np.ndarray      # (m,) int: k_i
-    weights: np.ndarray      # (m,) float beta_i >= 0
-    k: int
-    distance: str
-
-    @property
-    def n(self) -> int:
-        return len(self.items)
-
-
-def _prepare(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None,
-             k: int | None, distance: str) -> _Problem:
-    """Validate the inputs and code items as 0..n-1 (first-appearance order)."""
-    if distance not in DISTANCES:
-        raise XcoreError(f"unknown distance {distance!r}; use one of {', '.join(DISTANCES)}")
-    if isinstance(lists, np.ndarray):
-        lists = list(lists)
-    if isinstance(lists, (str, bytes)) or not isinstance(lists, Sequence):
-        raise XcoreError("lists must be a sequence of ranked lists (each a sequence of items)")
-    if len(lists) == 0:
-        raise XcoreError("no ranked lists to aggregate (empty input)")
-    index: dict = {}
-    coded: list[list[int]] = []
-    for i, lst in enumerate(lists):
-        if isinstance(lst, np.ndarray) or type(lst).__name__ == "Series":
-            lst = lst.tolist()  # type: ignore[attr-defined]  # numpy / pandas rows: plain Python items
-        if isinstance(lst, (str, bytes)) or not isinstance(lst, Sequence):
-            raise XcoreError(f"list {i} is not a sequence of items (got {type(lst).__name__})")
-        if len(lst) == 0:
-            raise XcoreError(f"list {i} is empty; drop empty lists before aggregating")
-        seen: set = set()
-        row = []
-        for pos, item in enumerate(lst):
-            try:
-                hash(item)
-            except TypeError:
-                raise XcoreError(f"list {i}, position {pos + 1}: item {item!r} is not hashable") from None
-            if item in seen:
-                raise XcoreError(f"list {i} contains item {item!r} more than once (position {pos + 1})")
-            seen.add(item)
-            row.append(index.setdefault(item, len(index)))
-        coded.append(row)
-    items = list(index)
-    n, m = len(items), len(coded)
-    lengths = np.array([len(r) for r in coded], dtype=np.int64)
-
-    if k is None:
-        k = int(lengths.max())
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise XcoreError(f"k must be an integer, got {k!r}")
-    if k < 1:
-        raise XcoreError(f"k must be at least 1, got {k}")
-    k = min(int(k), n)
-
-    if weights is None:
-        beta = np.ones(m)
-    else:
-        try:
-            beta = np.asarray(weights, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            raise XcoreError(f"weights must be numbers, got {weights!r}") from None
-        if beta.shape[0] != m:
-            raise XcoreError(f"got {beta.shape[0]} weights for {m} lists; give one weight per list")
-        if not np.all(np.isfinite(beta)):
-            raise XcoreError(f"weights must be finite, got {beta.tolist()}")
-        if np.any(beta < 0):
-            bad = int(np.flatnonzero(beta < 0)[0])
-            raise XcoreError(f"weights must be non-negative; weight {bad} is {beta[bad]}")
-        if not np.any(beta > 0):
-            raise XcoreError("all weights are zero: every list would be ignored")
-
-    ranks = np.repeat(lengths[:, None] + 1, n, axis=1)
-    for i, row in enumerate(coded):  # one numpy assignment per input list
-        ranks[i, row] = np.arange(1, len(row) + 1)
-    return _Problem(items, index, ranks, lengths, beta, k, distance)
-
-
-def _candidate_ranks(codes: np.ndarray, n: int, k: int) -> np.ndarray:
-    """(B, k) item codes -> (B, n) rank vectors (1..k, others k+1)."""
-    b = codes.shape[0]
-    r = np.full((b, n), k + 1, dtype=np.int64)
-    r[np.arange(b)[:, None], codes] = np.arange(1, k + 1)[None, :]
-    return r
-
-
-# ---------------------------------------------------------------------- direct objective
-def _direct_objectives(prob: _Problem, codes: np.ndarray) -> np.ndarray:
-    """Objective of each candidate row in `codes` (B, k), straight from the definitions.
-
-    This is the reference evaluator (used by `aggregate_objective` and `brute_force_aggregate`);
-    CEMC uses the algebraically equivalent `_FastObjective`.
-    """
-    n, m = prob.n, prob.ranks.shape[0]
-    per = m * n * (n if prob.distance == "kendall" else 1)
-    chunk = max(1, _CHUNK_ELEMENTS // max(per, 1))
-    out = np.empty(codes.shape[0])
-    a = prob.ranks
-    for s in range(0, codes.shape[0], chunk):
-        r = _candidate_ranks(codes[s:s + chunk], n, codes.shape[1])
-        if prob.distance == "footrule":
-            counted = (a[None] <= prob.lengths[None, :, None]) | (r[:, None, :] <= codes.shape[1])
-            d = (np.abs(a[None] - r[:, None, :]) * counted).sum(axis=2)
-        else:
-            sa = np.sign(a[:, :, None] - a[:, None, :])          # (m, n, n)
-            sr = np.sign(r[:, :, None] - r[:, None, :])          # (B, n, n)
-            d = ((sa[None] * sr[:, None]) < 0).sum(axis=(2, 3)) // 2
-        out[s:s + chunk] = d @ prob.weights
-    return out
-
-
-# ---------------------------------------------------------------------- fast objective
-class _FastObjective:
-    """Objective of many candidates at once, via a decomposition over chosen items.
-
-    Footrule: ``const + sum_j G[x_j, j]`` with ``G[x, j] = sum_i beta_i (|sigma_i(x) - (j+1)| -
-    base_i(x))``, ``base_i(x) = |sigma_i(x) - (k+1)|`` if x is ranked in list i else 0.
-    Kendall: ``sum_j r[x_j] - sum_{j<l} W[x_l, x_j]`` with ``W[x, y] = sum_i beta_i
-    [sigma_i(x) > sigma_i(y)]`` and r its row sums (pairs outside the top k are tied in tau).
-    """
-
-    def __init__(self, prob: _Problem) -> None:
-        self.distance = prob.distance
-        k, a, beta = prob.k, prob.ranks, prob.weights
-        if prob.distance == "footrule":
-            ranked = a <= prob.lengths[:, None]
-            base = np.abs(a - (k + 1)) * ranked                                  # (m, n)
-            self.const = float(beta @ base.sum(axis=1))
-            pos = np.arange(1, k + 1)
-            self.G = np.einsum("i,ixj->xj", beta,
-                               np.abs(a[:, :, None] - pos[None, None, :]) - base[:, :, None])
-        else:
-            n = prob.n
-            W = np.zeros((n, n))
-            for i in range(a.shape[0]):  # one (n, n) comparison per input list
-                W += beta[i] * (a[i][:, None] > a[i][None, :])
-            self.W = W
-            self.r = W.sum(axis=1)
-            self.lower = np.tril_indices(k, -1)  # (l, j) with l > j
-
-    def __call__(self, codes: np.ndarray) -> np.ndarray:
-        if self.distance == "footrule":
-            return self.const + self.G[codes, np.arange(codes.shape[1])[None, :]].sum(axis=1)
-        li, ji = self.lower
-        out = self.r[codes].sum(axis=1)
-        if li.size:
-            chunk = max(1, _CHUNK_ELEMENTS // li.size)
-            for s in range(0, codes.shape[0], chunk):
-                c = codes[s:s + chunk]
-                out[s:s + chunk] -= self.W[c[:, li], c[:, ji]].sum(axis=1)
-        return out
-
-
 # ---------------------------------------------------------------------- public API
 def aggregate_objective(ranking: Sequence[Hashable], lists: Sequence[Sequence[Hashable]],
                         weights: Sequence[float] | None = None, k: int | None = None,
@@ -230,7 +72,7 @@ def aggregate_objective(ranking: Sequence[Hashable], lists: Sequence[Sequence[Ha
     ranking = list(ranking)
     if k is None:
         k = len(ranking)
-    prob = _prepare(lists, weights, k, distance)
+    prob = prepare(lists, weights, k, distance)
     if len(ranking) != prob.k:
         raise XcoreError(f"the ranking has {len(ranking)} items but k = {prob.k}")
     codes = []
@@ -241,10 +83,10 @@ def aggregate_objective(ranking: Sequence[Hashable], lists: Sequence[Sequence[Ha
             raise XcoreError(f"ranking position {pos + 1}: item {item!r} is not in any input list") from None
     if len(set(codes)) != len(codes):
         raise XcoreError("the ranking contains an item more than once")
-    return float(_direct_objectives(prob, np.array([codes], dtype=np.int64))[0])
+    return float(direct_objectives(prob, np.array([codes], dtype=np.int64))[0])
 
 
-def _enumerate_objectives(prob: _Problem) -> tuple[np.ndarray, np.ndarray]:
+def _enumerate_objectives(prob: Problem) -> tuple[np.ndarray, np.ndarray]:
     """All ordered k-subsets (B, k) in itertools.permutations order and their objectives."""
     total = math.perm(prob.n, prob.k)
     if total > BRUTE_FORCE_LIMIT:
@@ -254,7 +96,7 @@ def _enumerate_objectives(prob: _Problem) -> tuple[np.ndarray, np.ndarray]:
     flat = np.fromiter(itertools.chain.from_iterable(itertools.permutations(range(prob.n), prob.k)),
                        dtype=np.int64, count=total * prob.k)
     codes = flat.reshape(total, prob.k)
-    return codes, _direct_objectives(prob, codes)
+    return codes, direct_objectives(prob, codes)
 
 
 def brute_force_aggregate(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None,
@@ -265,7 +107,7 @@ def brute_force_aggregate(lists: Sequence[Sequence[Hashable]], weights: Sequence
     order. `iterations` is the number of candidates enumerated. Raises XcoreError above
     `BRUTE_FORCE_LIMIT` candidates.
     """
-    prob = _prepare(lists, weights, k, distance)
+    prob = prepare(lists, weights, k, distance)
     codes, obj = _enumerate_objectives(prob)
     best = int(np.argmin(obj))
     return Aggregation([prob.items[c] for c in codes[best]], float(obj[best]), int(codes.shape[0]),
@@ -279,11 +121,11 @@ def footrule_assignment(lists: Sequence[Sequence[Hashable]], weights: Sequence[f
     The footrule objective is a constant plus a sum of per-(item, position) costs, so the
     Hungarian algorithm (scipy ``linear_sum_assignment``) solves it exactly in polynomial time.
     """
-    prob = _prepare(lists, weights, k, "footrule")
-    fast = _FastObjective(prob)
+    prob = prepare(lists, weights, k, "footrule")
+    fast = FastObjective(prob)
     rows, cols = linear_sum_assignment(fast.G)
     codes = rows[np.argsort(cols)]
-    obj = float(_direct_objectives(prob, codes[None, :])[0])
+    obj = float(direct_objectives(prob, codes[None, :])[0])
     return Aggregation([prob.items[c] for c in codes], obj, 1, [obj], items=list(prob.items))
 
 
@@ -294,16 +136,16 @@ def borda(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None =
     Uses the same rank convention as the distances (unranked in list i -> ``k_i + 1``); ties keep
     first-appearance order. A deterministic baseline and CEMC's starting guess.
     """
-    prob = _prepare(lists, weights, k, "footrule")
+    prob = prepare(lists, weights, k, "footrule")
     return [prob.items[c] for c in _borda_codes(prob)]
 
 
-def _borda_codes(prob: _Problem) -> np.ndarray:
+def _borda_codes(prob: Problem) -> np.ndarray:
     score = prob.weights @ prob.ranks
     return np.argsort(score, kind="stable")[:prob.k]
 
 
-def _seed_candidates(prob: _Problem) -> np.ndarray:
+def _seed_candidates(prob: Problem) -> np.ndarray:
     """Borda's list and each input list's top k (completed in Borda order), as (S, k) codes."""
     order = np.argsort(prob.weights @ prob.ranks, kind="stable")
     seeds = [order[:prob.k]]
@@ -340,6 +182,32 @@ def _sample_top_k(P: np.ndarray, n_samples: int, rng: np.random.Generator) -> np
     return codes
 
 
+def _checked_cemc_options(n_samples: int | None, n: int, rho: float, smoothing: float, patience: int,
+                          max_iter: int) -> int:
+    """The sample size (default 50 n) after checking every CEMC option."""
+    if n_samples is None:
+        n_samples = 50 * n
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
+        raise XcoreError(f"n_samples must be an integer >= 2, got {n_samples!r}")
+    if not 0 < rho < 1:
+        raise XcoreError(f"rho must be in (0, 1), got {rho}")
+    if not 0 < smoothing <= 1:
+        raise XcoreError(f"smoothing must be in (0, 1], got {smoothing}")
+    if patience < 1 or max_iter < 1:
+        raise XcoreError(f"patience and max_iter must be >= 1, got {patience} and {max_iter}")
+    return int(n_samples)
+
+
+def _elite_frequencies(elite: np.ndarray, n: int) -> np.ndarray:
+    """n x (k+1) share of the elite lists that put item x at position j (column k: not in the top k)."""
+    k = elite.shape[1]
+    freq = np.zeros((n, k + 1))
+    np.add.at(freq, (elite, np.broadcast_to(np.arange(k), elite.shape)), 1.0)
+    freq /= elite.shape[0]
+    freq[:, k] = 1.0 - freq[:, :k].sum(axis=1)
+    return freq
+
+
 def cemc(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None, k: int | None = None,
          distance: str = "footrule", n_samples: int | None = None, rho: float = 0.1, smoothing: float = 0.5,
          patience: int = 5, max_iter: int = 200, seed: int = 0) -> Aggregation:
@@ -354,21 +222,11 @@ def cemc(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = 
     changed for `patience` consecutive iterations (TopKLists uses the threshold alone), or after
     `max_iter` iterations. `history` is the best objective after each iteration.
     """
-    prob = _prepare(lists, weights, k, distance)
+    prob = prepare(lists, weights, k, distance)
     n, kk = prob.n, prob.k
-    if n_samples is None:
-        n_samples = 50 * n
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 2:
-        raise XcoreError(f"n_samples must be an integer >= 2, got {n_samples!r}")
-    if not 0 < rho < 1:
-        raise XcoreError(f"rho must be in (0, 1), got {rho}")
-    if not 0 < smoothing <= 1:
-        raise XcoreError(f"smoothing must be in (0, 1], got {smoothing}")
-    if patience < 1 or max_iter < 1:
-        raise XcoreError(f"patience and max_iter must be >= 1, got {patience} and {max_iter}")
-
+    n_samples = _checked_cemc_options(n_samples, n, rho, smoothing, patience, max_iter)
     rng = np.random.default_rng(seed)
-    objective = _FastObjective(prob)
+    objective = FastObjective(prob)
     n_elite = min(max(1, int(round(rho * n_samples))), n_samples - 1)
     P = np.full((n, kk + 1), 1.0 / n)
     P[:, kk] = 1.0 - kk / n
@@ -380,7 +238,6 @@ def cemc(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = 
     prev_threshold = math.nan
     stall = 0
     iteration = 0
-    positions = np.arange(kk)
     while iteration < max_iter:
         iteration += 1
         fresh = _sample_top_k(P, max(n_samples - carried.shape[0], 1), rng)
@@ -389,13 +246,7 @@ def cemc(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = 
         order = np.argsort(obj, kind="stable")
         threshold = float(obj[order[n_elite - 1]])
         tol = 1e-9 * max(1.0, abs(threshold))
-        elite = codes[obj <= threshold + tol]
-        freq = np.zeros((n, kk + 1))
-        np.add.at(freq, (elite, np.broadcast_to(positions, elite.shape)), 1.0)
-        freq /= elite.shape[0]
-        freq[:, kk] = 1.0 - freq[:, :kk].sum(axis=1)
-        P = (1.0 - smoothing) * P + smoothing * freq
-
+        P = (1.0 - smoothing) * P + smoothing * _elite_frequencies(codes[obj <= threshold + tol], n)
         improved = not obj[order[0]] >= best_obj - 1e-9 * max(1.0, abs(obj[order[0]]))
         if improved:
             best_obj, best_codes = float(obj[order[0]]), codes[order[0]].copy()
@@ -407,7 +258,7 @@ def cemc(lists: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = 
         if stall >= patience:
             break
 
-    final = float(_direct_objectives(prob, best_codes[None, :])[0])
+    final = float(direct_objectives(prob, best_codes[None, :])[0])
     return Aggregation([prob.items[c] for c in best_codes], final, iteration, history,
                        probabilities=P, items=list(prob.items))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
 
@@ -105,11 +106,9 @@ def short_numbers(text: str, digits: int = 4) -> str:
     return _LONG_NUMBER.sub(lambda m: f"{float(m.group(1)):.{digits}g}", str(text))
 
 
-def item_table(exp: Explanation, k: int = 20):
+def item_table(exp: Explanation, k: int = 20) -> pd.DataFrame:
     """The table every view shows of an explanation's top `k` items: rank, natural text, its
     canonical text, score, direction (in words, from the item's field), effect, explainable."""
-    import pandas as pd
-
     items = exp.top(k)
     return pd.DataFrame({
         "rank": list(range(1, len(items) + 1)),

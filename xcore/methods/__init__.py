@@ -69,7 +69,7 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
                           f"got {type(settings).__name__}", field="settings")
     user = getattr(dataset, "user_predictions", None)
     if user is not None:  # the labels are a user's model's outputs: a surrogate run, fidelity reported
-        from xcore.methods.surrogate import check_surrogate
+        from xcore.methods.surrogate import check_surrogate  # pandas: only for a surrogate run
 
         check_surrogate(spec)
 
@@ -84,7 +84,7 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
                 fits.put(fit_key, run.model)
             validate_run(run, dict(spec.explainer_objects()))
             if user is not None:
-                from xcore.methods.surrogate import attach_fidelity
+                from xcore.methods.surrogate import attach_fidelity  # pandas: only for a surrogate run
 
                 attach_fidelity(run, user)
             if progress is not None:

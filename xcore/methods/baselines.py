@@ -38,13 +38,12 @@ def _labelled(predictions: pd.DataFrame) -> pd.Series:
 
 
 def _numeric(truth: pd.Series) -> np.ndarray | None:
-    """The truths as floats, or None when they are class labels (text)."""
-    if pd.api.types.is_numeric_dtype(truth) or pd.api.types.is_bool_dtype(truth):
+    """The truths as floats, or None when they are class labels; numbers written as text ("0", "1") are
+    numbers, as `xcore.methods.scoring` reads them, so every scored metric gets its baseline."""
+    if pd.api.types.is_bool_dtype(truth) or pd.api.types.is_numeric_dtype(truth):
         return truth.to_numpy(dtype=float)
-    try:
-        return pd.to_numeric(truth).to_numpy(dtype=float) if not pd.api.types.is_string_dtype(truth) else None
-    except (TypeError, ValueError):
-        return None
+    converted = pd.to_numeric(truth, errors="coerce")
+    return None if converted.isna().any() else converted.to_numpy(dtype=float)
 
 
 def _class_metrics(truth: pd.Series) -> dict[str, float]:
@@ -105,5 +104,20 @@ def better_than_baseline(name: str, value: float, baseline: float) -> bool | Non
     return None
 
 
+def baseline_table(metrics: dict[str, float]) -> pd.DataFrame:
+    """Each metric that has a trivial-predictor baseline beside it: metric, model, baseline, which
+    baseline (majority class, mean predictor, chance) and whether the model beats it."""
+    rows = []
+    for name, value in metrics.items():
+        base = metrics.get(BASELINE_PREFIX + name)
+        if name.startswith(BASELINE_PREFIX) or base is None:
+            continue
+        beats = better_than_baseline(name, float(value), float(base))
+        rows.append({"metric": name, "model": float(value), "baseline": float(base),
+                     "baseline is": BASELINE_WHAT.get(name, ""),
+                     "model beats it": "" if beats is None else ("yes" if beats else "no")})
+    return pd.DataFrame(rows, columns=["metric", "model", "baseline", "baseline is", "model beats it"])
+
+
 __all__ = ["BASELINE_PREFIX", "BASELINE_WHAT", "HIGHER_IS_BETTER", "LOWER_IS_BETTER", "baseline_metrics",
-           "better_than_baseline", "with_baselines"]
+           "baseline_table", "better_than_baseline", "with_baselines"]

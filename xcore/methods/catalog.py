@@ -14,6 +14,7 @@ and a test fails when it is stale. This module imports nothing beyond the standa
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 import types
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from xcore.errors import ConfigError
+from xcore.methods.registry import REGISTRY
 
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
 
@@ -94,7 +96,7 @@ def kind_of(annotation: Any) -> str:
 # ---------------------------------------------------------------------- live specs -> catalog
 def describe(spec: Any) -> MethodInfo:
     """The catalog entry of a live `MethodSpec` (imports its settings type's pydantic machinery)."""
-    from pydantic_core import PydanticUndefined
+    from pydantic_core import PydanticUndefined  # pydantic: only when the catalog is rebuilt from live specs
 
     settings = []
     for name, f in spec.settings_type.model_fields.items():
@@ -109,8 +111,6 @@ def describe(spec: Any) -> MethodInfo:
 
 def live_catalog() -> dict[str, MethodInfo]:
     """The catalog built from every registered method (imports every method package: slow)."""
-    from xcore.methods.registry import REGISTRY
-
     return {key: describe(REGISTRY[key]) for key in REGISTRY}
 
 
@@ -142,8 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     stored = CATALOG_FILE.read_text(encoding="utf-8") if CATALOG_FILE.exists() else ""
     if "--check" in argv:
         if fresh != stored:
-            import difflib
-
             sys.stdout.writelines(difflib.unified_diff(stored.splitlines(True), fresh.splitlines(True),
                                                        "catalog.json (stored)", "catalog.json (live specs)"))
             return 1

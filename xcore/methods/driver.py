@@ -27,6 +27,7 @@ from xcore.errors import XcoreError
 from xcore.explain.types import ExplanationSet
 from xcore.methods.base import Estimator, Explainer, Settings
 from xcore.methods.cache import RunCache
+from xcore.methods.registry import REGISTRY
 from xcore.runtime import Progress
 
 PREDICTION_TOLERANCE = 1e-6
@@ -42,8 +43,6 @@ class ExplainerOutputError(XcoreError):
 
 def explainer_named(name: str) -> Explainer:
     """The registered explainer with registry name `name` (from the method that lists it)."""
-    from xcore.methods.registry import REGISTRY
-
     for key in REGISTRY:
         spec = REGISTRY[key]
         if name in spec.explainers:

@@ -11,12 +11,17 @@ truth values). Accuracy against the data's own truth sits beside it where the da
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from xcore.data.predictions import class_text, read_predictions, with_predictions
 from xcore.errors import XcoreError
+from xcore.explain.model_file import load_model_file
+from xcore.methods.catalog import catalog
+from xcore.methods.registry import REGISTRY
 
 LOW_AGREEMENT = 0.8
 """A surrogate whose class agreement with the user's model is below this is flagged."""
@@ -28,8 +33,6 @@ SCORE_COLUMNS = ("probability", "mid")
 
 def surrogate_methods() -> dict[str, str]:
     """Registry key -> what acts as the surrogate, for every method that can be one (light catalog)."""
-    from xcore.methods.catalog import catalog
-
     return {k: info.surrogate for k, info in catalog().items() if info.surrogate}
 
 
@@ -51,8 +54,6 @@ def _positive(values: pd.Series) -> np.ndarray:
 
 def _class_of(values: pd.Series, user_classes: pd.Series, positive: str | None) -> tuple[np.ndarray, np.ndarray]:
     """(method's class, user's class) as comparable arrays."""
-    from xcore.data.predictions import class_text
-
     num = pd.to_numeric(values, errors="coerce")
     if num.notna().all() and pd.to_numeric(user_classes, errors="coerce").notna().all() and positive is None:
         return (num.to_numpy(dtype=float) >= 0.5), (pd.to_numeric(user_classes).to_numpy(dtype=float) >= 0.5)
@@ -80,6 +81,40 @@ def r2_mae(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
     return r2, float(np.abs(err).mean())
 
 
+def _positive_class(run: Any, predictions: Any) -> str | None:
+    """The class the surrogate explains against the rest, for a table (None: both classes as they are)."""
+    if not predictions.tabular:
+        return None
+    fitted = getattr(run.model, "classifier_", None)
+    positive = None if fitted is None else str(getattr(fitted, "positive_class_", None))
+    if positive is None and run.settings_dict.get("positive_class") is not None:
+        positive = str(run.settings_dict["positive_class"])
+    return positive
+
+
+def _truth_accuracies(rows: pd.DataFrame, theirs: pd.DataFrame, ours_c: np.ndarray, positive: str | None,
+                      tabular: bool) -> dict[str, float]:
+    """``truth_accuracy`` (the surrogate's) and ``your_model_truth_accuracy`` (the user's model's) against the
+    data's truth on the compared targets that have one (empty when none has)."""
+    truth = theirs["truth"]
+    known = truth.notna().to_numpy()
+    if not known.any():
+        return {}
+    _, truth_c = _class_of(rows["prediction"].reset_index(drop=True)[known], truth.reset_index(drop=True)[known],
+                           positive)
+    out = {"truth_accuracy": float(np.mean(ours_c[known] == truth_c))}
+    if tabular:
+        user_c = theirs["prediction"].map(str).to_numpy(dtype=object)[known]
+        truth_t = truth.map(str).to_numpy(dtype=object)[known]
+        if positive is not None and any(str(v).startswith("not ") for v in rows["prediction"]):
+            user_c, truth_t = user_c == positive, truth_t == positive
+        out["your_model_truth_accuracy"] = float(np.mean(user_c == truth_t))
+    else:
+        out["your_model_truth_accuracy"] = float(np.mean(
+            (theirs["prediction"].to_numpy(dtype=float)[known] >= 0.5) == (truth.to_numpy(dtype=float)[known] >= 0.5)))
+    return out
+
+
 def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.DataFrame]:
     """(metrics, prediction frame with the user's model's columns) of a surrogate run.
 
@@ -98,13 +133,7 @@ def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.D
                          "targets the method holds out (the data's targets / test rows)")
     rows = frame.loc[on]
     theirs = user.loc[rows["target"].astype(str)]
-    positive = None
-    settings = run.settings_dict
-    if predictions.tabular:
-        extras_clf = getattr(run.model, "classifier_", None)
-        positive = None if extras_clf is None else str(getattr(extras_clf, "positive_class_", None))
-        if positive is None and settings.get("positive_class") is not None:
-            positive = str(settings["positive_class"])
+    positive = _positive_class(run, predictions)
     out: dict[str, float] = {"fidelity_targets": float(on.sum())}
     ours_c, theirs_c = _class_of(rows["prediction"].reset_index(drop=True),
                                  theirs["prediction"].reset_index(drop=True), positive)
@@ -118,22 +147,7 @@ def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.D
             ok = np.isfinite(target_score) & np.isfinite(score)
             if ok.sum() >= 2:
                 out["fidelity_r2"], out["fidelity_mae"] = r2_mae(score[ok], target_score[ok])
-    truth = theirs["truth"]
-    known = truth.notna().to_numpy()
-    if known.any():
-        _, truth_c = _class_of(rows["prediction"].reset_index(drop=True)[known], truth.reset_index(drop=True)[known],
-                               positive)
-        ours_k = ours_c[known]
-        out["truth_accuracy"] = float(np.mean(ours_k == truth_c))
-        if predictions.tabular:
-            user_c = theirs["prediction"].map(str).to_numpy(dtype=object)[known]
-            truth_t = truth.map(str).to_numpy(dtype=object)[known]
-            if positive is not None and any(str(v).startswith("not ") for v in rows["prediction"]):
-                user_c, truth_t = user_c == positive, truth_t == positive
-            out["your_model_truth_accuracy"] = float(np.mean(user_c == truth_t))
-        else:
-            out["your_model_truth_accuracy"] = float(np.mean(
-                (theirs["prediction"].to_numpy(dtype=float)[known] >= 0.5) == (truth.to_numpy(dtype=float)[known] >= 0.5)))
+    out |= _truth_accuracies(rows, theirs, ours_c, positive, predictions.tabular)
     out["fidelity_low"] = float(is_low(out))
     held_in = run.extras.get("in_sample") if isinstance(run.extras, dict) else None
     if isinstance(held_in, dict) and any(held_in.values()):
@@ -177,8 +191,6 @@ def attach_fidelity(run: Any, predictions: Any) -> Any:
     run.metrics = {**metrics, **{k: v for k, v in run.metrics.items() if k not in metrics}}
     said = fidelity_sentence(run.metrics)
     if said is not None:  # every explanation of the surrogate says what it explains, and how faithfully
-        from xcore.methods.registry import REGISTRY
-
         explainers = REGISTRY[run.method].explainer_objects()
         for name, exps in run.explanations.items():
             if name in explainers and explainers[name].prediction_column is None:
@@ -218,16 +230,10 @@ def attach_user_model(dataset: Any, name: str, data: bytes) -> Any:
     """`dataset` with a user's model attached from an uploaded file: a predictions CSV (``.csv``, ``.tsv``,
     ``.txt``) or, for a table, an ONNX model (``.onnx``; its predictions of every row). Other model files
     (pickles, checkpoints) are refused with a `DataError`; nothing is unpickled."""
-    from pathlib import Path
-
-    from xcore.data.predictions import read_predictions, with_predictions
-
     if getattr(dataset, "user_predictions", None) is not None:
         raise XcoreError("a model's predictions are already attached to this dataset: detach them first")
     if Path(name).suffix.lower() in (".csv", ".tsv", ".txt"):
         return with_predictions(dataset, read_predictions((name, data), dataset))
-    from xcore.explain.model_file import load_model_file
-
     model = load_model_file((name, data), dataset)
     return with_predictions(dataset, model.user_predictions(dataset))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,10 @@ from scipy.stats import spearmanr
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.explain.types import ExplanationSet
+from xcore.methods import run_method
 from xcore.methods.base import Run
 from xcore.methods.driver import agreement
+from xcore.methods.registry import REGISTRY
 from xcore.runtime import Progress, scaled
 
 SUMMARY_COLUMNS: tuple[str, ...] = ("explainer", "predictions", "items", "directed", "agreed", "opposite",
@@ -61,13 +64,53 @@ def _verdicts(directions: np.ndarray, agree: np.ndarray) -> list[str]:
     return out
 
 
+def _verify_explainer(run: Run, data: RelationalDataset | None, name: str, algo: Any, chosen: list, k: int,
+                      report: Progress | None) -> tuple[tuple, list[tuple]]:
+    """(summary row, item rows) of one explainer: each chosen explanation's top-`k` items measured by
+    its intervention (`Explainer.measure`) against their stated directions."""
+    t0 = time.perf_counter()
+    rows: list[tuple] = []
+    stated, measured, how, n_items, n_directed = [], [], "", 0, 0
+    agreed = opposite = flat = 0
+    for j, exp in enumerate(chosen):
+        top = exp.top(k)
+        if not top:
+            continue
+        m = None if algo is None else algo.measure(run, data, exp, k)
+        d = np.array([it.direction for it in top], dtype=np.int64)
+        n_items += len(top)
+        if m is None:
+            rows += [(name, exp.target, r + 1, it.text, int(it.direction), it.effect, math.nan, math.nan,
+                      "undirected") for r, it in enumerate(top)]
+            continue
+        how = m.how or how
+        change = np.asarray(m.change, dtype=np.float64)[: len(top)]
+        agree = agreement(d, change, m.tolerance)
+        n_directed += int((d != 0).sum())
+        agreed += int(((agree > 0) & (d != 0)).sum())
+        opposite += int(((agree < 0) & (d != 0)).sum())
+        flat += int(((agree == 0) & (d != 0)).sum())
+        for r, (it, c, v) in enumerate(zip(top, change, _verdicts(d, agree))):
+            rows.append((name, exp.target, r + 1, it.text, int(it.direction), it.effect, float(c),
+                         float(m.tolerance), v))
+            if it.direction != 0 and np.isfinite(c):
+                stated.append(it.effect if it.effect is not None else abs(it.score) * it.direction)
+                measured.append(c)
+        if report is not None:
+            report((j + 1) / max(len(chosen), 1), f"verified {exp.target}")
+    rho = math.nan
+    if len(stated) >= 3 and np.ptp(stated) > 0 and np.ptp(measured) > 0:
+        rho = float(spearmanr(stated, measured).statistic)
+    directed = algo is not None and algo.score_spec.directed and n_directed > 0
+    return (name, len(chosen), n_items, n_directed, agreed, opposite, flat, rho, time.perf_counter() - t0,
+            how if directed else "not directional"), rows
+
+
 def verify_run(run: Run, data: RelationalDataset | None = None, targets: list[str] | None = None, k: int = 5,
                explanations: dict[str, ExplanationSet] | None = None, explainers: list[str] | None = None,
                progress: Progress | None = None) -> Verification:
     """Check the top-`k` items of `explanations` (default: the run's own) against `run.model` by
     intervention; `targets` limits the predictions checked; `explainers` the explainers."""
-    from xcore.methods.registry import REGISTRY
-
     if run.model is None:
         raise XcoreError("this run has no fitted model to intervene on (read from a bundle?): refit it first "
                          "(`xcore verify` does, from the bundle's settings and data)")
@@ -82,7 +125,6 @@ def verify_run(run: Run, data: RelationalDataset | None = None, targets: list[st
             raise XcoreError(f"no explanations by {unknown[0]!r} in this run; it has {', '.join(explanations)}")
     summary, rows = [], []
     for i, name in enumerate(names):
-        algo = table.get(name)
         exps = explanations[name]
         chosen = [e for e in exps if targets is None or e.target in targets]
         if targets is not None:
@@ -90,42 +132,9 @@ def verify_run(run: Run, data: RelationalDataset | None = None, targets: list[st
             if missing and len(names) == 1:
                 raise XcoreError(f"{name} has no explanation of {missing[0]!r}")
         report = scaled(progress, i / max(len(names), 1), (i + 1) / max(len(names), 1))
-        t0 = time.perf_counter()
-        stated, measured, how, n_items, n_directed = [], [], "", 0, 0
-        agreed = opposite = flat = 0
-        for j, exp in enumerate(chosen):
-            top = exp.top(k)
-            if not top:
-                continue
-            m = None if algo is None else algo.measure(run, data, exp, k)
-            d = np.array([it.direction for it in top], dtype=np.int64)
-            n_items += len(top)
-            if m is None:
-                rows += [(name, exp.target, r + 1, it.text, int(it.direction), it.effect, math.nan, math.nan,
-                          "undirected") for r, it in enumerate(top)]
-                continue
-            how = m.how or how
-            change = np.asarray(m.change, dtype=np.float64)[: len(top)]
-            agree = agreement(d, change, m.tolerance)
-            verdicts = _verdicts(d, agree)
-            n_directed += int((d != 0).sum())
-            agreed += int(((agree > 0) & (d != 0)).sum())
-            opposite += int(((agree < 0) & (d != 0)).sum())
-            flat += int(((agree == 0) & (d != 0)).sum())
-            for r, (it, c, v) in enumerate(zip(top, change, verdicts)):
-                rows.append((name, exp.target, r + 1, it.text, int(it.direction), it.effect, float(c),
-                             float(m.tolerance), v))
-                claim = it.effect if it.effect is not None else abs(it.score) * it.direction
-                if it.direction != 0 and np.isfinite(c):
-                    stated.append(claim)
-                    measured.append(c)
-            report((j + 1) / max(len(chosen), 1), f"verified {exp.target}")
-        rho = math.nan
-        if len(stated) >= 3 and np.ptp(stated) > 0 and np.ptp(measured) > 0:
-            rho = float(spearmanr(stated, measured).statistic)
-        directed = algo is not None and algo.score_spec.directed and n_directed > 0
-        summary.append((name, len(chosen), n_items, n_directed, agreed, opposite, flat, rho,
-                        time.perf_counter() - t0, how if directed else "not directional"))
+        row, items = _verify_explainer(run, data, name, table.get(name), chosen, k, report)
+        summary.append(row)
+        rows += items
     return Verification(pd.DataFrame(summary, columns=list(SUMMARY_COLUMNS)),
                         pd.DataFrame(rows, columns=list(ITEM_COLUMNS)))
 
@@ -133,9 +142,6 @@ def verify_run(run: Run, data: RelationalDataset | None = None, targets: list[st
 def rebuild_run(bundle: Run, data: RelationalDataset, progress: Progress | None = None) -> tuple[Run, list[str]]:
     """A run with a fitted model for a bundle read from disk: the bundle's method and settings refit on
     `data` (which must have the bundle's data fingerprint); returns it and what was done, in words."""
-    from xcore.methods import run_method
-    from xcore.methods.registry import REGISTRY
-
     spec = REGISTRY[bundle.method]
     if bundle.fingerprint and data.fingerprint() != bundle.fingerprint:
         raise XcoreError(f"the data given ({data.name!r}) is not the data of this run: its fingerprint "

@@ -101,6 +101,7 @@ def rank_biserial_paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
 
 def holm(p: np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (statsmodels' `multipletests`)."""
+    # statsmodels costs about a fifth of scipy.stats again: only when an analysis is run
     from statsmodels.stats.multitest import multipletests
 
     p = np.asarray(p, dtype=float)
@@ -117,30 +118,21 @@ def failed_attention(study: Study, responses: pd.DataFrame) -> list[int]:
     return sorted(int(p) for p in att.loc[wrong, "participant"].unique())
 
 
-def analyse(study: Study, responses: pd.DataFrame, seed: int = 0, exclude_failed_attention: bool = True,
-            level: float = 0.95) -> StudyAnalysis:
-    """Every table of the analysis of `responses` (as `StudyStore.responses` returns them)."""
-    rated = {q.id: q for q in study.questions if q.rated}
-    if not rated:
-        raise XcoreError(f"study {study.id!r} has no rating questions to analyse")
-    excluded = failed_attention(study, responses) if exclude_failed_attention else []
-    kept = responses[~responses["participant"].isin(excluded)] if len(responses) else responses
+def _ratings(study: Study, kept: pd.DataFrame, rated: dict) -> pd.DataFrame:
+    """One row per numeric answer to a rating question: participant, condition_code, question_id, item_id, rating."""
     r = kept[kept["question_id"].isin(list(rated))].copy() if len(kept) else pd.DataFrame(
         columns=["participant", "condition_code", "question_id", "item_id", "answer"])
     r["rating"] = pd.to_numeric(r["answer"], errors="coerce")
     r = r.dropna(subset=["rating"])
-    ratings = r[["participant", "condition_code", "question_id", "item_id", "rating"]].reset_index(drop=True)
-    pooled = ratings.assign(question_id=ALL)
-    both = pd.concat([ratings, pooled], ignore_index=True)
-    codes = [c.code for c in study.conditions]
-    questions = [q for q in rated] + [ALL]
+    return r[["participant", "condition_code", "question_id", "item_id", "rating"]].reset_index(drop=True)
 
-    # participant means per condition and question: the unit of every interval and test
-    pm = both.groupby(["question_id", "condition_code", "participant"], sort=False)["rating"].mean()
-    groups = {k: g.droplevel([0, 1]) for k, g in pm.groupby(level=[0, 1], sort=False)}
-    empty = pd.Series(dtype=float)
 
+def _condition_tables(rated: dict, questions: list[str], codes: list[str], both: pd.DataFrame, groups: dict,
+                      level: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(counts, distribution, means) per question and condition; means with Student-t intervals over
+    participant means."""
     count_rows, dist_rows, mean_rows = [], [], []
+    empty = pd.Series(dtype=float)
     for qid in questions:
         scale = rated[qid].scale if qid in rated else max((q.scale for q in rated.values()), default=5)
         for code in codes:
@@ -158,44 +150,71 @@ def analyse(study: Study, responses: pd.DataFrame, seed: int = 0, exclude_failed
             mean_rows.append({"question_id": qid, "condition": code, "participants": int(per_v.size),
                               "mean": float(per_v.mean()) if per_v.size else np.nan, "ci_low": lo, "ci_high": hi,
                               "response_mean": float(sel.mean()) if sel.size else np.nan})
+    distribution = pd.DataFrame(dist_rows, columns=["question_id", "condition", "level", "anchor", "count", "percent"])
+    return pd.DataFrame(count_rows), distribution, pd.DataFrame(mean_rows)
 
-    test_rows = []
+
+TEST_COLUMNS = ["question_id", "a", "b", "test", "n", "statistic", "p", "p_holm", "effect_size", "effect", "mean_a",
+                "mean_b", "difference", "diff_ci_low", "diff_ci_high"]
+
+
+def _pair_test(design: str, xa: pd.Series, xb: pd.Series, level: float) -> dict | None:
+    """The rank test and difference interval of two conditions' participant means (None: too few)."""
+    if design == "between":
+        if len(xa) < 2 or len(xb) < 2:
+            return None
+        stat, p, eff = rank_biserial_u(xa.to_numpy(), xb.to_numpy())
+        diff = difference_ci(xa.to_numpy(), xb.to_numpy(), paired=False, level=level)
+        test, n = "Mann-Whitney U", f"{len(xa)} vs {len(xb)}"
+    else:
+        paired = pd.concat([xa.rename("a"), xb.rename("b")], axis=1, join="inner")
+        if len(paired) < 2:
+            return None
+        stat, p, eff = rank_biserial_paired(paired["a"].to_numpy(), paired["b"].to_numpy())
+        diff = difference_ci(paired["a"].to_numpy(), paired["b"].to_numpy(), paired=True, level=level)
+        test, n = "Wilcoxon signed-rank", f"{len(paired)} pairs"
+    return {"test": test, "n": n, "statistic": stat, "p": p, "effect_size": eff, "effect": "rank-biserial r",
+            "mean_a": float(xa.mean()), "mean_b": float(xb.mean()), "difference": diff[0],
+            "diff_ci_low": diff[1], "diff_ci_high": diff[2]}
+
+
+def _pair_tests(study: Study, questions: list[str], codes: list[str], groups: dict, level: float) -> pd.DataFrame:
+    """Every pair of conditions per question: the design's rank test, effect size, difference with its
+    interval, and Holm-adjusted p-values."""
+    rows = []
     for qid in questions:
         for a, b in combinations(codes, 2):
             xa, xb = groups.get((qid, a)), groups.get((qid, b))
-            if xa is None or xb is None:
-                continue
-            if study.design == "between":
-                if len(xa) < 2 or len(xb) < 2:
-                    continue
-                stat, p, eff = rank_biserial_u(xa.to_numpy(), xb.to_numpy())
-                diff = difference_ci(xa.to_numpy(), xb.to_numpy(), paired=False, level=level)
-                test, n = "Mann-Whitney U", f"{len(xa)} vs {len(xb)}"
-            else:
-                paired = pd.concat([xa.rename("a"), xb.rename("b")], axis=1, join="inner")
-                if len(paired) < 2:
-                    continue
-                stat, p, eff = rank_biserial_paired(paired["a"].to_numpy(), paired["b"].to_numpy())
-                diff = difference_ci(paired["a"].to_numpy(), paired["b"].to_numpy(), paired=True, level=level)
-                test, n = "Wilcoxon signed-rank", f"{len(paired)} pairs"
-            test_rows.append({"question_id": qid, "a": a, "b": b, "test": test, "n": n, "statistic": stat,
-                              "p": p, "effect_size": eff, "effect": "rank-biserial r",
-                              "mean_a": float(xa.mean()), "mean_b": float(xb.mean()), "difference": diff[0],
-                              "diff_ci_low": diff[1], "diff_ci_high": diff[2]})
-    tests = pd.DataFrame(test_rows, columns=["question_id", "a", "b", "test", "n", "statistic", "p", "p_holm",
-                                             "effect_size", "effect", "mean_a", "mean_b", "difference",
-                                             "diff_ci_low", "diff_ci_high"])
+            result = None if xa is None or xb is None else _pair_test(study.design, xa, xb, level)
+            if result is not None:
+                rows.append({"question_id": qid, "a": a, "b": b, **result})
+    tests = pd.DataFrame(rows, columns=TEST_COLUMNS)
     tests["p_holm"] = holm(tests["p"].to_numpy()) if len(tests) else []
+    return tests
 
-    parts = _part_tests(study, ratings)
-    times = _times(kept, codes)
+
+def analyse(study: Study, responses: pd.DataFrame, seed: int = 0, exclude_failed_attention: bool = True,
+            level: float = 0.95) -> StudyAnalysis:
+    """Every table of the analysis of `responses` (as `StudyStore.responses` returns them)."""
+    rated = {q.id: q for q in study.questions if q.rated}
+    if not rated:
+        raise XcoreError(f"study {study.id!r} has no rating questions to analyse")
+    excluded = failed_attention(study, responses) if exclude_failed_attention else []
+    kept = responses[~responses["participant"].isin(excluded)] if len(responses) else responses
+    ratings = _ratings(study, kept, rated)
+    both = pd.concat([ratings, ratings.assign(question_id=ALL)], ignore_index=True)
+    codes = [c.code for c in study.conditions]
+    questions = [q for q in rated] + [ALL]
+    # participant means per condition and question: the unit of every interval and test
+    pm = both.groupby(["question_id", "condition_code", "participant"], sort=False)["rating"].mean()
+    groups = {k: g.droplevel([0, 1]) for k, g in pm.groupby(level=[0, 1], sort=False)}
+    counts, distribution, means = _condition_tables(rated, questions, codes, both, groups, level)
     n_part = int(responses["participant"].nunique()) if len(responses) else 0
     orphan = responses["orphan"].astype(bool) if "orphan" in responses else pd.Series(False, index=responses.index)
-    return StudyAnalysis(study=study, ratings=ratings, counts=pd.DataFrame(count_rows),
-                         distribution=pd.DataFrame(dist_rows, columns=["question_id", "condition", "level", "anchor",
-                                                                       "count", "percent"]),
-                         means=pd.DataFrame(mean_rows), tests=tests, parts=parts, times=times, excluded=excluded,
-                         n_participants=n_part, orphans=int(responses.loc[orphan, "participant"].nunique()),
+    return StudyAnalysis(study=study, ratings=ratings, counts=counts, distribution=distribution, means=means,
+                         tests=_pair_tests(study, questions, codes, groups, level), parts=_part_tests(study, ratings),
+                         times=_times(kept, codes), excluded=excluded, n_participants=n_part,
+                         orphans=int(responses.loc[orphan, "participant"].nunique()),
                          orphan_answers=int(orphan.sum()))
 
 

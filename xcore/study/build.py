@@ -165,6 +165,7 @@ def render(exp: Explanation, k: int = 5, graph: bool = True, show_truth: bool = 
     text = "\n".join([head, *lines]) if reasons else "This explanation gives no reasons."
     figure = None
     if graph and any(it.kind in GRAPH_KINDS | {"rule"} and len(it.atoms) > 1 for it in items):
+        # plotly: imported only when an item shows its reasons as a graph (xcore.study stays light without)
         from xcore.viz import explanation_graph_figure
 
         neutral = Explanation(

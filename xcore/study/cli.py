@@ -12,6 +12,13 @@ import time
 from pathlib import Path
 
 from xcore.errors import ConfigError, XcoreError
+from xcore.methods.base import Run
+from xcore.study.analysis import analyse
+from xcore.study.build import ConditionSource, build_study, pick_items
+from xcore.study.definition import TEMPLATES, Study
+from xcore.study.export import responses_csv
+from xcore.study.simulate import simulate
+from xcore.study.store import StudyStore, as_url
 
 TEMPLATE_KEYS = {
     "ess": "Explanation Satisfaction Scale (8 items)",
@@ -34,17 +41,13 @@ def parse_dist(values: list[str]) -> dict[str, list[float]]:
     return out
 
 
-def _store(url: str | None, read_only: bool = False):
-    from xcore.study.store import StudyStore
-
+def _store(url: str | None, read_only: bool = False) -> StudyStore:
+    """The study database at `url` (default: $XCORE_STUDY_DB or the file beside the app)."""
     return StudyStore(url, read_only=read_only)
 
 
 def cmd_build(a: argparse.Namespace) -> None:
-    from xcore.methods import Run
-    from xcore.study.build import ConditionSource, build_study, pick_items
-    from xcore.study.definition import TEMPLATES
-
+    """Build a study definition file from run bundles."""
     runs: dict[str, Run] = {}
     sources = []
     for spec in a.condition:
@@ -64,24 +67,21 @@ def cmd_build(a: argparse.Namespace) -> None:
 
 
 def cmd_publish(a: argparse.Namespace) -> None:
-    from xcore.study.definition import Study
-
+    """Publish (freeze) a study definition file."""
     study = Study.from_json(Path(a.definition).read_bytes())
     print(f"published {study.id} ({_store(a.db).publish(study)[:16]})")
 
 
 def cmd_links(a: argparse.Namespace) -> None:
+    """Enrol participants and print their links."""
     for token in _store(a.db).add_participants(a.study, a.n):
         print(f"{a.base_url.rstrip('/')}/?study={a.study}&p={token}")
 
 
 def cmd_simulate(a: argparse.Namespace) -> None:
-    from xcore.study.simulate import simulate
-
+    """Fill a study with synthetic participants from known rating distributions."""
     store = _store(a.db)
     if a.definition:
-        from xcore.study.definition import Study
-
         store.publish(Study.from_json(Path(a.definition).read_bytes()))
     tokens = simulate(store, a.study, a.participants, parse_dist(a.dist), seed=a.seed,
                       attention_failure=a.attention_failure)
@@ -89,14 +89,14 @@ def cmd_simulate(a: argparse.Namespace) -> None:
 
 
 def cmd_responses(a: argparse.Namespace) -> None:
-    from xcore.study.export import responses_csv
-
+    """Export the raw responses as CSV."""
     Path(a.out).write_text(responses_csv(_store(a.db, read_only=True), a.study), encoding="utf-8", newline="")
     print(f"wrote {a.out}")
 
 
 def cmd_report(a: argparse.Namespace) -> None:
-    from xcore.study.analysis import analyse
+    """Write the one-file HTML analysis report and print the tests."""
+    # the report's figures import plotly: only for `xcore study report`
     from xcore.study.report import html_report
 
     store = _store(a.db, read_only=True)
@@ -138,14 +138,10 @@ def cmd_serve(a: argparse.Namespace) -> int:
     command = serve_command(a)
     env = dict(os.environ)
     if a.db:
-        from xcore.study.store import as_url
-
         env["XCORE_STUDY_DB"] = as_url(a.db)
     if a.dry_run:
         print(shlex.join(command))
         return 0
-    from xcore.study.store import StudyStore
-
     StudyStore(env.get("XCORE_STUDY_DB")).dispose()  # fail here, with the reason, not in a participant's browser
     print(f"participant-only server on http://{a.address}:{a.port}/ (participant links: "
           f"http://HOST:{a.port}/?study=ID&p=TOKEN)", flush=True)
@@ -168,14 +164,14 @@ def cmd_drive(a: argparse.Namespace) -> None:
     print("done", flush=True)
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+def _db(sp: argparse.ArgumentParser) -> None:
+    """The --db flag every storage command takes."""
+    sp.add_argument("--db", default=None, help="SQLAlchemy URL or SQLite file (default: $XCORE_STUDY_DB "
+                                                "or xcore_study.sqlite beside the app)")
 
-    def db(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--db", default=None, help="SQLAlchemy URL or SQLite file (default: $XCORE_STUDY_DB "
-                                                    "or xcore_study.sqlite beside the app)")
 
+def _add_build(sub: argparse._SubParsersAction) -> None:
+    """`build`: a study definition file from run bundles."""
     b = sub.add_parser("build", help="build a study definition file from run bundles")
     b.add_argument("--condition", action="append", required=True, help="RUN_BUNDLE.json=EXPLAINER (repeat)")
     b.add_argument("--id", required=True)
@@ -189,13 +185,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> 
     b.add_argument("--out", required=True)
     b.set_defaults(fn=cmd_build)
 
+
+def _add_sharing(sub: argparse._SubParsersAction) -> None:
+    """`publish`, `links` and `serve`: what puts a study in front of participants."""
     s = sub.add_parser("publish", help="publish (freeze) a study definition file")
-    db(s)
+    _db(s)
     s.add_argument("--definition", required=True)
     s.set_defaults(fn=cmd_publish)
 
     s = sub.add_parser("links", help="enrol participants and print their links")
-    db(s)
+    _db(s)
     s.add_argument("--study", required=True)
     s.add_argument("-n", type=int, default=1)
     s.add_argument("--base-url", default="http://localhost:8501")
@@ -203,14 +202,17 @@ def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> 
 
     s = sub.add_parser("serve", help="serve only the participant view (run this for real participants; the "
                                      "researcher dashboard runs separately with `xcore app`)")
-    db(s)
+    _db(s)
     s.add_argument("--port", type=int, default=8502)
     s.add_argument("--address", default="0.0.0.0", help="address to listen on (default all)")
     s.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     s.set_defaults(fn=cmd_serve)
 
+
+def _add_answers(sub: argparse._SubParsersAction) -> None:
+    """`simulate`, `responses`, `report` and `drive`: answers written, read and analysed."""
     s = sub.add_parser("simulate", help="fill a study with synthetic participants from known rating distributions")
-    db(s)
+    _db(s)
     s.add_argument("--study", required=True)
     s.add_argument("--definition", help="publish this definition file first")
     s.add_argument("--participants", type=int, default=30)
@@ -220,26 +222,38 @@ def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> 
     s.set_defaults(fn=cmd_simulate)
 
     s = sub.add_parser("responses", help="export raw responses as CSV")
-    db(s)
+    _db(s)
     s.add_argument("--study", required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_responses)
 
     s = sub.add_parser("report", help="write the one-file HTML analysis report")
-    db(s)
+    _db(s)
     s.add_argument("--study", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(fn=cmd_report)
 
     s = sub.add_parser("drive", help="answer as one participant, one screen at a time (crash-test driver)")
-    db(s)
+    _db(s)
     s.add_argument("--study", required=True)
     s.add_argument("--token", required=True)
     s.add_argument("--delay", type=float, default=0.0)
     s.set_defaults(fn=cmd_drive)
 
-    a = p.parse_args(argv)
+
+def parser(prog: str = "python -m xcore.study") -> argparse.ArgumentParser:
+    """The argument parser of every study subcommand."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (_add_build, _add_sharing, _add_answers):
+        add(sub)
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m xcore.study") -> int:
+    """Run a study command; exit code 0, or 2 with the reason on a refused operation or a file error."""
+    a = parser(prog).parse_args(argv)
     try:
         code = a.fn(a)
     except (XcoreError, OSError) as e:

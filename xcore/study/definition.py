@@ -18,6 +18,7 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from xcore.errors import ConfigError, XcoreError
+from xcore.explain.types import ExplanationError, loads_strict
 from xcore.methods.base import config_error
 
 STUDY_FORMAT = "xcore.study"
@@ -116,7 +117,7 @@ def published_graphs() -> Iterator[None]:
 def plotly_figure_json(text: str) -> str:
     """`text` when it is a Plotly figure as JSON (an object with a list of traces, every property valid);
     ValueError otherwise, naming the first problem."""
-    import plotly.io as pio
+    import plotly.io as pio  # plotly: only when a definition carries a figure (xcore.study stays light without)
 
     try:
         data = json.loads(text)
@@ -242,8 +243,6 @@ class Study(StudyModel):
     @classmethod
     def from_json(cls, text: str | bytes) -> "Study":
         """A study from its definition file, validated; bad files raise `ConfigError`/`XcoreError`."""
-        from xcore.explain.types import ExplanationError, loads_strict
-
         try:
             data = loads_strict(text, "study definition")
         except ExplanationError as e:

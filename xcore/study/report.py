@@ -6,6 +6,7 @@ import html
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 
 from xcore.study.analysis import ALL, StudyAnalysis
 from xcore.viz.common import styled
@@ -16,10 +17,9 @@ LEVEL_COLOURS = {2: ["#ca0020", "#0571b0"], 3: ["#ca0020", "#bababa", "#0571b0"]
 
 
 def _colours(scale: int) -> list[str]:
+    """Diverging colours from disagree (red) to agree (blue), one per level of the scale."""
     if scale in LEVEL_COLOURS:
         return LEVEL_COLOURS[scale]
-    from plotly.colors import sample_colorscale
-
     return sample_colorscale("RdBu", [i / (scale - 1) for i in range(scale)])
 
 

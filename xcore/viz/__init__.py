@@ -8,11 +8,10 @@ from xcore.viz.graphs import (
     explanation_graph,
     explanation_graph_figure,
     graph_layout,
-    predicate_graph_figure,
-    predicate_size,
     radial_layout,
     target_node,
 )
+from xcore.viz.predicate_graph import predicate_graph_figure, predicate_size
 from xcore.viz.views import (
     base_value,
     calibration_figure,

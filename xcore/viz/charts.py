@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from xcore.explain.render import DOWN, LEGEND, NONE, UP, bar_values, directions, hover_lines
+from xcore.explain.render import DOWN, LEGEND, NONE, UP, bar_values, directions, hover_lines, short_numbers
 from xcore.explain.types import Explanation
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, hover, styled, truncate
@@ -14,8 +14,6 @@ from xcore.viz.common import FigureInputError, check_frame, empty_figure, fmt, h
 
 def item_labels(explanation: Explanation, k: int = 10, width: int = 60) -> list[str]:
     """Axis labels of the top-`k` items: ``"<rank>. <text truncated to width>"`` (unique by rank)."""
-    from xcore.explain.render import short_numbers
-
     return [f"{r}. {truncate(short_numbers(it.text), width)}" for r, it in enumerate(explanation.top(k), start=1)]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import textwrap
 from typing import Any
 
@@ -13,8 +12,8 @@ import plotly.graph_objects as go
 from xcore.explain.render import hover_lines
 from xcore.explain.types import Explanation
 from xcore.viz import theme
-from xcore.viz.common import FigureInputError, empty_figure, fmt, hover, styled, truncate
-from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM, wrap_label
+from xcore.viz.common import FigureInputError, fmt, hover, styled, truncate
+from xcore.viz.labels import CHAR_EM, DESIGN_WIDTH, LABEL_FONT, LINE_EM
 from xcore.viz.ring_layout import RingLayout, ring_layout
 
 TITLE_FONT = 15
@@ -118,7 +117,7 @@ def edge_width(abs_score: float, max_abs: float) -> float:
     return theme.EDGE_WIDTH_MIN + (theme.EDGE_WIDTH_MAX - theme.EDGE_WIDTH_MIN) * abs_score / max_abs
 
 
-def _segments(pos: dict, edges: list[tuple[Any, Any]]) -> tuple[list, list]:
+def segments(pos: dict, edges: list[tuple[Any, Any]]) -> tuple[list, list]:
     """x and y coordinates of line segments separated by None (one trace draws many edges)."""
     xs: list[float | None] = []
     ys: list[float | None] = []
@@ -154,6 +153,22 @@ def _atom_hover(d: dict) -> str:
     return hover(d["text"], f"{where}, {status}" if status else where)
 
 
+def _item_edges(g: nx.Graph, pos: dict, items: list) -> list[go.Scatter]:
+    """One line trace per item (``item <rank>``): its edges, coloured by direction, dotted when not
+    explainable, width linear in |score|."""
+    max_abs = max((abs(g.nodes[n]["score"]) for n in items), default=0.0)
+    traces = []
+    for n in items:
+        d = g.nodes[n]
+        xs, ys = segments(pos, [(n, m) for m in g.neighbors(n)])
+        traces.append(go.Scatter(
+            x=xs, y=ys, mode="lines", name=f"item {d['rank']}", showlegend=False, hoverinfo="skip",
+            opacity=0.7, line=dict(color=theme.direction_colour(d["direction"]),
+                                   dash="solid" if d["explainable"] else "dot",
+                                   width=edge_width(abs(d["score"]), max_abs))))
+    return traces
+
+
 def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed: int = 0,
                              head_atoms: bool = True, label_width: int = 28,
                              title: str | None = None, width: float = DESIGN_WIDTH) -> go.Figure:
@@ -184,16 +199,7 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     lay = ring_layout(g, t, texts, width=width, label_width=label_width, top=top,
                       bottom=legend_height(legend, width))
     pos = lay.pos
-    fig = go.Figure()
-    max_abs = max((abs(g.nodes[n]["score"]) for n in items), default=0.0)
-    for n in items:
-        d = g.nodes[n]
-        xs, ys = _segments(pos, [(n, m) for m in g.neighbors(n)])
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="lines", name=f"item {d['rank']}", showlegend=False, hoverinfo="skip",
-            opacity=0.7, line=dict(color=theme.direction_colour(d["direction"]),
-                                   dash="solid" if d["explainable"] else "dot",
-                                   width=edge_width(abs(d["score"]), max_abs))))
+    fig = go.Figure(_item_edges(g, pos, items))
     for name, nodes, colour in groups:
         if nodes:
             fig.add_trace(_node_trace(g, lay, nodes, name, colour, "circle",
@@ -208,17 +214,7 @@ def explanation_graph_figure(explanation: Explanation, k: int | None = 20, seed:
     # the target at the centre, where every edge meets: the title names it, no label
     fig.add_trace(_node_trace(g, lay, [t], "target", theme.TARGET, "star",
                               [hover(td["text"], td["natural"], ", ".join(v for v in values if v))]))
-    canvas = lay.canvas
-    fig.update_xaxes(visible=False, range=list(lay.x_range()))
-    fig.update_yaxes(visible=False, range=list(lay.y_range()), scaleanchor="x", scaleratio=1)
-    # the legend below the graph, so a graph in a narrow column keeps its width for the labels
-    fig.update_layout(hovermode="closest", showlegend=True, height=round(canvas.height),
-                      margin=dict(l=canvas.left, r=canvas.right, t=canvas.top, b=canvas.bottom),
-                      legend=dict(orientation="h", yanchor="top", y=-0.01, xanchor="center", x=0.5))
-    fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
-    styled(fig, heading)
-    fig.update_layout(title=dict(font=dict(size=TITLE_FONT)))
-    return fig
+    return finish_network_figure(fig, lay, heading, equal_axes=True)
 
 
 def title_lines(title: str, width: float, font: float = 0.0) -> tuple[str, float]:
@@ -244,83 +240,15 @@ def legend_height(names: list[str], width: float, font: float = LABEL_FONT) -> f
     return 14 + rows * 1.9 * font
 
 
-def predicate_graph_figure(graph: nx.Graph, seed: int = 0, title: str | None = "Predicates",
-                           width: float = DESIGN_WIDTH) -> go.Figure:
-    """Draw `RelationalDataset.predicate_graph()`: size by atom count, colour by open/closed.
-
-    Traces: "shared types" (all edges as lines), "edge info" (invisible midpoint markers whose
-    hover lists the shared types), then "argument types" (hubs), "closed predicates" and "open
-    predicates" (when non-empty). Explainable predicates get a thick outline. Laid out in pixels for a
-    figure `width` px wide (`spread_layout`): each label goes where it meets no other label or marker,
-    the figure growing taller until it does (found overlapping on the trains and Last.fm samples).
-    """
-    from xcore.viz.spread import spread_layout
-
-    if not isinstance(graph, nx.Graph):
-        raise FigureInputError(f"predicate_graph_figure needs a networkx Graph, got {type(graph).__name__}")
-    if graph.number_of_nodes() == 0:
-        return empty_figure("no predicates", title)
-    for n, d in graph.nodes(data=True):
-        missing = [a for a in ("arity", "closed", "explainable", "atoms") if a not in d]
-        if missing:
-            raise FigureInputError(f"predicate node {n!r} lacks attribute(s) {', '.join(missing)}")
-    max_atoms = max(int(d["atoms"]) for _, d in graph.nodes(data=True))
-    hubs = [n for n, d in graph.nodes(data=True) if d.get("kind") == "type"]
-    markers = {n: 18.0 if n in hubs else predicate_size(int(d["atoms"]), max_atoms) for n, d in graph.nodes(data=True)}
-    texts = {n: wrap_label(str(n), 22, lines=2) for n in graph.nodes}
-    names = (["argument types"] if hubs else []) + [
-        name for name, closed in (("closed predicates", True), ("open predicates", False))
-        if any(bool(d["closed"]) is closed and d.get("kind") != "type" for _, d in graph.nodes(data=True))]
-    heading, top = title_lines(title or "", width)
-    lay = spread_layout(graph_layout(graph, seed=seed), texts, markers, width=width, top=top,
-                        bottom=legend_height(names, width))
-    pos = lay.pos
-    fig = go.Figure()
-    edges = list(graph.edges())
-    xs, ys = _segments(pos, edges)
-    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="shared types", hoverinfo="skip",
-                             showlegend=False, line=dict(color=theme.EDGE, width=1.5)))
-    mid = np.array([(pos[u] + pos[v]) / 2 for u, v in edges]).reshape(-1, 2)
-    fig.add_trace(go.Scatter(
-        x=mid[:, 0].tolist(), y=mid[:, 1].tolist(), mode="markers", name="edge info", showlegend=False,
-        marker=dict(size=10, color=theme.EDGE, opacity=0.0), hoverinfo="text",
-        hovertext=[hover(f"{u} — {v}", "shared types: " + ", ".join(map(str, graph.edges[u, v].get("types", []))))
-                   for u, v in edges]))
-    if hubs:
-        fig.add_trace(go.Scatter(
-            x=[float(pos[n][0]) for n in hubs], y=[float(pos[n][1]) for n in hubs], mode="markers+text",
-            name="argument types", text=[texts[n] for n in hubs], textposition=[lay.textposition[n] for n in hubs],
-            textfont=dict(size=LABEL_FONT), hoverinfo="text",
-            hovertext=[hover(str(n), f"shared by {graph.degree[n]} predicates") for n in hubs],
-            marker=dict(symbol="diamond", size=18, color=theme.EDGE, line=dict(color=theme.OUTLINE, width=1))))
-    for name, closed, colour in (("closed predicates", True, theme.OBSERVED), ("open predicates", False, theme.OPEN)):
-        nodes = [n for n, d in graph.nodes(data=True) if bool(d["closed"]) is closed and d.get("kind") != "type"]
-        if not nodes:
-            continue
-        data = [graph.nodes[n] for n in nodes]
-        fig.add_trace(go.Scatter(
-            x=[float(pos[n][0]) for n in nodes], y=[float(pos[n][1]) for n in nodes],
-            mode="markers+text", name=name, text=[texts[n] for n in nodes],
-            textposition=[lay.textposition[n] for n in nodes], textfont=dict(size=LABEL_FONT),
-            customdata=[str(n) for n in nodes], hoverinfo="text",
-            hovertext=[hover(f"{n}/{d['arity']}", "closed (observed)" if d["closed"] else "open (inferred)",
-                             "explainable" if d["explainable"] else "not explainable", f"{int(d['atoms']):,} atoms")
-                       for n, d in zip(nodes, data)],
-            marker=dict(color=colour, size=[markers[n] for n in nodes],
-                        line=dict(color=theme.OUTLINE, width=[3 if d["explainable"] else 0.5 for d in data]))))
+def finish_network_figure(fig: go.Figure, lay: Any, heading: str | None, equal_axes: bool = False) -> go.Figure:
+    """Axes, size and margins of a network figure laid out in pixels (`lay`: a ring or spread layout), the
+    legend below the graph (so a graph in a narrow column keeps its width for the labels), the title."""
     canvas = lay.canvas
     fig.update_xaxes(visible=False, range=list(lay.x_range()))
-    fig.update_yaxes(visible=False, range=list(lay.y_range()))
-    fig.update_layout(hovermode="closest", height=round(canvas.height), showlegend=True,
+    fig.update_yaxes(visible=False, range=list(lay.y_range()), **(dict(scaleanchor="x", scaleratio=1) if equal_axes else {}))
+    fig.update_layout(hovermode="closest", showlegend=True, height=round(canvas.height),
                       margin=dict(l=canvas.left, r=canvas.right, t=canvas.top, b=canvas.bottom),
                       legend=dict(orientation="h", yanchor="top", y=-0.01, xanchor="center", x=0.5))
     fig.update_traces(cliponaxis=False, selector=dict(type="scatter"))
-    styled(fig, heading or None)
+    styled(fig, heading)
     return fig.update_layout(title=dict(font=dict(size=TITLE_FONT)))
-
-
-def predicate_size(atoms: int, max_atoms: int, low: float = 14.0, high: float = 44.0) -> float:
-    """Marker size for a predicate: grows with the square root of its atom count (area ~ count)."""
-    if max_atoms <= 0:
-        return low
-    return low + (high - low) * math.sqrt(max(atoms, 0) / max_atoms)

@@ -12,7 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from xcore.explain.render import short_numbers
 from xcore.explain.types import Explanation
+from xcore.methods.baselines import baseline_table  # noqa: F401  (re-exported: the pages' import path)
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, empty_figure, fmt, styled, truncate
 
@@ -80,8 +82,6 @@ def global_importance_figure(frame: pd.DataFrame, k: int = 5, top: int = 15, lab
     if frame.empty:
         return empty_figure("no explanation items in this run", title)
     part = frame.head(top)
-    from xcore.explain.render import short_numbers
-
     labels = [f"{i}. {truncate(short_numbers(g), label_width)}" for i, g in enumerate(part["group"], start=1)]
     colours = [theme.UP if u > 0.5 else theme.DOWN if d > 0.5 else theme.UNKNOWN
                for u, d in zip(part["share_up"], part["share_down"])]
@@ -105,8 +105,6 @@ GLOBAL_TABLE_COLUMNS = ("top_k_share", "explanations", "mean_abs_score", "share_
 def global_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The global view's table of `global_importance`: numbers first, rounded, the rule text last and
     with its numbers shortened; columns missing from `frame` are left out."""
-    from xcore.explain.render import short_numbers
-
     cols = [c for c in GLOBAL_TABLE_COLUMNS if c in frame.columns]
     out = frame[cols].copy()
     if "group" in out:
@@ -117,8 +115,6 @@ def global_table(frame: pd.DataFrame) -> pd.DataFrame:
 def model_table(summary: Explanation) -> pd.DataFrame:
     """The model beside the global view: rank, weight (score), explainable, then the rule text with its
     numbers shortened (the weight column was hidden behind the text in a narrow column)."""
-    from xcore.explain.render import short_numbers
-
     f = summary.to_frame()
     return pd.DataFrame({"rank": f["rank"], "score": f["score"].astype(float).round(4),
                          "explainable": f["explainable"], "text": f["text"].map(short_numbers)})
@@ -146,7 +142,7 @@ def prediction_kind(predictions: pd.DataFrame) -> str:
 
 def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None = "Confusion matrix") -> go.Figure:
     """Counts of (true class, predicted class), with the share of each true class on hover."""
-    from sklearn.metrics import confusion_matrix
+    from sklearn.metrics import confusion_matrix  # sklearn: only when a run's quality figures are drawn
 
     labels = sorted(set(map(str, truth)) | set(map(str, prediction)))
     m = confusion_matrix(truth.astype(str), prediction.astype(str), labels=labels)
@@ -161,6 +157,7 @@ def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None 
 
 def roc_pr_figure(truth: np.ndarray, score: np.ndarray, title: str | None = "ROC and precision-recall") -> go.Figure:
     """ROC curve (with AUC) and precision-recall curve (with average precision) side by side."""
+    # sklearn: only when a run's quality figures are drawn (the pages import xcore.viz without it)
     from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
     truth = np.asarray(truth, dtype=bool)
@@ -228,23 +225,6 @@ def residual_figure(truth: np.ndarray, prediction: np.ndarray,
     fig.update_xaxes(title_text="predicted − true", row=1, col=2)
     fig.update_layout(showlegend=False)
     return styled(fig, title)
-
-
-def baseline_table(metrics: dict[str, float]) -> pd.DataFrame:
-    """Each metric that has a trivial-predictor baseline beside it: metric, model, baseline, which
-    baseline (majority class, mean predictor, chance) and whether the model beats it."""
-    from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, better_than_baseline
-
-    rows = []
-    for name, value in metrics.items():
-        base = metrics.get(BASELINE_PREFIX + name)
-        if name.startswith(BASELINE_PREFIX) or base is None:
-            continue
-        beats = better_than_baseline(name, float(value), float(base))
-        rows.append({"metric": name, "model": float(value), "baseline": float(base),
-                     "baseline is": BASELINE_WHAT.get(name, ""),
-                     "model beats it": "" if beats is None else ("yes" if beats else "no")})
-    return pd.DataFrame(rows, columns=["metric", "model", "baseline", "baseline is", "model beats it"])
 
 
 def quality_figures(predictions: pd.DataFrame, positive: str | None = None) -> list[tuple[str, go.Figure]]:
