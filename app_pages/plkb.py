@@ -22,6 +22,7 @@ from xcore.plkb.experiments import (
     suggest_kb,
 )
 from xcore.plkb.method import DECISIVE, MODEL_SHAP, DecisiveExplainer, ShapleyExplainer
+from xcore.plkb.shap_compare import compare_with_shap, shap_for
 from xcore.plkb.workflow import GENERATED, PLKBSettings, generated_dataset, identifier_columns
 from xcore.viz import ranked_bar_figure
 from xcore.viz.plkb_figures import feature_choice_figure, kb_curve_figure, shap_agreement_figure
@@ -168,8 +169,6 @@ def what_if(run: Run, target: str | None) -> None:
 
 
 def _shap_compare(run: Run, x: pd.DataFrame):
-    from xcore.plkb.shap_compare import compare_with_shap, shap_for
-
     p = run.extras["plkb"]
     return compare_with_shap(p.clf, shap_for(p.clf, p.X_train, p.y_train), x, k=run.settings.k)
 

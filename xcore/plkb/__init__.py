@@ -4,7 +4,7 @@ Tree KB or Direct KB, plus domain knowledge), answer a query by the LP interval 
 and explain with the k most decisive features and Shapley values over partial queries.
 
 Modules: `literals` (Domain, atoms, queries), `kb` / `kbtext` (KB and its text format),
-`tree`, `direct` (learners), `lp` (HiGHS fast path), `lp_pulp` (readable pulp model, .lp/.mps),
+`tree`, `direct` (learners), `lp_matrix` (the LP matrices, presolved), `lp` (HiGHS fast path), `lp_pulp` (readable pulp model, .lp/.mps),
 `inference` (Reasoner: scope and solver, cache), `explain` (decisive features, Shapley),
 `classifier` (PLKBClassifier), `discretize`, `synthetic`, `datasets`, `experiments`,
 `shap_compare` (optional `shap`).
@@ -29,7 +29,8 @@ from xcore.plkb.inference import Reasoner
 from xcore.plkb.kb import KB, Clause, parse_kb
 from xcore.plkb.kbtext import parse_clauses, write_kb
 from xcore.plkb.literals import ABSENT, POS, UNSEEN, Domain, Lit
-from xcore.plkb.lp import TIE_TOL, HighsLP, Interval, build_lp
+from xcore.plkb.lp import TIE_TOL, HighsLP, Interval
+from xcore.plkb.lp_matrix import build_lp
 from xcore.plkb.tree import forest_kb, id3, tree_kb
 
 __all__ = [

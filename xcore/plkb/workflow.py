@@ -13,9 +13,13 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
 from sklearn.model_selection import train_test_split
 
+from xcore.data import load
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.strings import make_strings
+from xcore.data.generators.titanic import make_titanic_like
 from xcore.errors import DataError, XcoreError
 from xcore.methods.base import Settings
 from xcore.plkb.classifier import PLKBClassifier
@@ -74,8 +78,6 @@ class PLKBRun:
 
     def metrics(self) -> dict[str, float]:
         """Accuracy, F1, precision, recall (positive class) and ROC AUC of the test predictions (scikit-learn)."""
-        from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
-
         truth = self.clf.binary_labels(self.y_test)
         pred = (self.predictions["prediction"].astype(str) == str(self.clf.classes_[1])).to_numpy()
         out = {"accuracy": float(accuracy_score(truth, pred)),
@@ -184,13 +186,9 @@ def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int 
     columns (PassengerId, Name, Ticket, Cabin) that no KB can generalise from.
     """
     if kind == GENERATED[0]:
-        from xcore.data.generators.strings import make_strings
-
         syn = make_strings(length=length, alphabet_size=alphabet_size, n=n, seed=seed)
         return syn.X.assign(label=syn.y.astype(str).to_numpy()), "label"
     if kind == GENERATED[1]:
-        from xcore.data.generators.titanic import make_titanic_like
-
         table = make_titanic_like(n=n, seed=seed)
         return table.drop(columns=["PassengerId", "Name", "Ticket", "Cabin"], errors="ignore"), "Survived"
     raise XcoreError(f"unknown generated data {kind!r}; choose one of: {', '.join(GENERATED)}")
@@ -199,8 +197,6 @@ def generated_table(kind: str, length: int = 10, alphabet_size: int = 4, n: int 
 def generated_dataset(kind: str, length: int = 10, alphabet_size: int = 4, n: int = 1000,
                       seed: int = 0) -> RelationalDataset:
     """A generated table (`generated_table`) as a tabular dataset, as if uploaded as a CSV file."""
-    from xcore.data import load
-
     table, label = generated_table(kind, length, alphabet_size, n, seed)
     name = f"{kind} (n={n}, seed={seed}" + (f", L={length}, A={alphabet_size})" if kind == GENERATED[0] else ")")
     ds = load((f"{kind.lower().replace(' ', '_')}.csv", table.to_csv(index=False).encode()), fmt="tabular",
