@@ -173,7 +173,7 @@ def check_label_given(dataset: Any, source: str, label: str | None) -> None:
     if label is not None or getattr(dataset, "tabular", None) is None or source.startswith("sample:") \
             or not Path(source).is_file():
         return
-    from xcore.plkb.workflow import label_candidates  # the classifier's notion of a label column
+    from xcore.plkb.tables import label_candidates  # the classifier's notion of a label column
 
     candidates = label_candidates(dataset.tabular) or [str(c) for c in dataset.tabular.columns]
     raise ConfigError(f"{source} is a table: say which column is the label with --label COLUMN "
