@@ -46,6 +46,7 @@ from xcore.errors import GroundingTooLarge, XcoreError
 from xcore.logic.ast import ArithmeticRule, Constant, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
+from xcore.logic.parser import parse_rules
 from xcore.logic.sql import GroundingPlan, TableNames, focused_rule_sql, plan_rule, rule_sql
 from xcore.logic.summation import SummationGround, ground_summation, query_rule
 from xcore.runtime import DUCKDB_MEMORY_ENV, Progress, duckdb_memory_limit, format_bytes, new_duckdb
@@ -475,10 +476,6 @@ def _as_rules(rules: Sequence[Rule | str] | Rule | str) -> list[Rule]:
 
 
 def _parse_rules(text: str) -> list[Rule]:
-    try:
-        from xcore.logic.parser import parse_rules
-    except ImportError:  # pragma: no cover - the parser ships with xcore
-        raise XcoreError("rules given as text need xcore.logic.parser") from None
     return list(parse_rules(text))
 
 

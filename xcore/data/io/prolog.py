@@ -34,6 +34,7 @@ from xcore.data.io.columnar import POOL, check_text, normalised_bytes
 from xcore.data.io.files import FileSet, Source, read_source, source_label, suffix, unique_names
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.manifest import MAX_ARITY
+from xcore.data.io.prolog_engine import materialise
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
 
@@ -94,8 +95,6 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
         parsed.append((file, role, _parse(normalised_bytes(files[file]), file)))
     rules = [(file, line, text) for file, role, f in parsed for line, text in f.rules]
     if rules:
-        from xcore.data.io.prolog_engine import materialise
-
         derived, notes = materialise(files, parsed, rules, parse_prolog)
         for key, (args, file) in derived.items():
             facts = PrologFacts()

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from typing import Any
 
+import numpy as np
+
 from xcore.data.io.files import FileSet, suffix
 
 TIME_PER_PREDICATE = 2.0
@@ -82,7 +84,7 @@ def available() -> bool:
 
 
 def _limits() -> None:  # runs in the child before exec
-    import resource
+    import resource  # POSIX-only: imported in the child process, where it is used
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     resource.setrlimit(resource.RLIMIT_CPU, (PROCESS_SECONDS, PROCESS_SECONDS))
@@ -172,8 +174,6 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
         blocks = facts.atoms.get(key) if facts is not None else None
         if status and status[0] == "count" and blocks:
             cols = [c for c in zip(*[b[0] for b in blocks])] if key[1] else []
-            import numpy as np
-
             derived[key] = ([np.concatenate([np.asarray(c, dtype=object) for c in col]) for col in cols], file)
             made.append(f"{spec} ({status[1][0]} answers)")
         else:

@@ -6,6 +6,7 @@ and line of everything they hold, so that later problems (a missing file, a bad 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Callable
 
@@ -40,8 +41,6 @@ def _line_of(text: str, needle: str, start_line: int = 1) -> int | None:
 
 def _quoted_line(text: str, value: str, start_line: int = 1) -> int | None:
     """Line of `value` written as a JSON/YAML string (double, single or no quotes)."""
-    import json
-
     for needle in (json.dumps(value), f"'{value}'", value):
         line = _line_of(text, needle, start_line)
         if line is not None:

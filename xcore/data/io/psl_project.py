@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Callable
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.io.archive import is_zip, read_zip
 from xcore.data.io.files import FileSet, Source, basename, read_source, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.psl_config import (
@@ -104,8 +105,6 @@ def read_project(source: Source | None = None, *, config: str | None = None, dat
 
 
 def _file_set(source: Source, limits: Limits | None) -> FileSet:
-    from xcore.data.io.archive import is_zip, read_zip
-
     files = read_source(source, limits, suffixes=(*CONFIG_SUFFIXES, *RULE_SUFFIXES, ".txt", ".tsv", ".csv",
                                                   ".zip"))
     if len(files) == 1:
