@@ -136,6 +136,21 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
         notes.append("SWI-Prolog (swipl) is not installed: rule-defined predicates "
                      f"{', '.join(f'{n}/{a}' for n, a in wanted)} are not evaluated")
         return {}, notes
+    out = _run_swipl(files, wanted)
+    if out is None:
+        notes.append("SWI-Prolog ran out of time; rule-defined predicates are not evaluated")
+        return {}, notes
+    derived, made, kept = _answers(out, wanted, parse_prolog)
+    if made:
+        notes.append("evaluated by SWI-Prolog: " + ", ".join(made))
+    if kept:
+        notes.append("kept as rules: " + ", ".join(kept))
+    return derived, notes
+
+
+def _run_swipl(files: FileSet, wanted: dict[tuple[str, int], str]) -> str | None:
+    """The sandboxed SWI-Prolog driver's output for the `wanted` predicates over the background files
+    (None when it ran out of time)."""
     background = b"\n".join(files[f] for f in sorted(files) if suffix(f) in (".b", ".pl"))
     driver = (_DRIVER.replace("__TIME__", str(TIME_PER_PREDICATE)).replace("__MAX__", str(MAX_ANSWERS))
               .replace("__DEPTH__", str(DEPTH_LIMIT)))
@@ -153,9 +168,13 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "LANG": "C.UTF-8"},
                                   preexec_fn=_limits if sys.platform != "win32" else None)
         except subprocess.TimeoutExpired:
-            notes.append("SWI-Prolog ran out of time; rule-defined predicates are not evaluated")
-            return {}, notes
-    out = proc.stdout.decode("utf-8", "replace")
+            return None
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _answers(out: str, wanted: dict[tuple[str, int], str],
+             parse_prolog: Any) -> tuple[dict[tuple[str, int], tuple[list, str]], list[str], list[str]]:
+    """(answers per predicate, predicates evaluated, predicates kept as rules with why) from the driver's output."""
     counts = {}
     for line in out.splitlines():
         parts = line.split("\t")
@@ -180,8 +199,4 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
             why = "refused by the sandbox" if status and status[0] == "refused" else \
                 "no ground answers" if status and status[0] == "count" else "failed or needs bound arguments"
             kept.append(f"{spec} ({why})")
-    if made:
-        notes.append("evaluated by SWI-Prolog: " + ", ".join(made))
-    if kept:
-        notes.append("kept as rules: " + ", ".join(kept))
-    return derived, notes
+    return derived, made, kept

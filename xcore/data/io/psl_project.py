@@ -55,8 +55,8 @@ from xcore.data.io.psl_config import (
     looks_like_config,
     parse_config,
     parse_data_file,
-    parse_rule_file,
 )
+from xcore.data.io.psl_rule_file import parse_rule_file
 from xcore.data.io.psl_spec import (
     SPLITS,
     PredicateSpec,
