@@ -21,7 +21,8 @@ from xcore.logic import parse_rule
 from xcore.logic.ast import Atom, Constant, Literal, Rule, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import Stats, estimate_groundings, order_joins
-from xcore.logic.grounding import GroundRules, ground, linear_form, n_ground_rules
+from xcore.logic.grounding import GroundRules, ground, n_ground_rules
+from xcore.logic.linear_form import linear_form
 from xcore.logic.sql import TableNames, plan_rule, rule_sql
 
 
@@ -441,7 +442,7 @@ def test_guard_fires_before_running_a_cross_product(monkeypatch):
     def no_engine(*args, **kwargs):
         raise AssertionError("the guard must fire before any query runs")
 
-    monkeypatch.setattr(grounding_mod, "_database", no_engine)
+    monkeypatch.setattr(grounding_mod, "database", no_engine)
     with pytest.raises(GroundingTooLarge) as err:
         ground([parse_rule("1.0: r(X, Y) -> s(X, Y)"), rule], ds, limit=100_000)
     assert err.value.estimate == 400 * 300 and err.value.limit == 100_000
