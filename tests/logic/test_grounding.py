@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xcore.logic.grounding as grounding_mod
+import xcore.logic.grounding_db as grounding_db
 import xcore.logic.sql as sql_mod
 from xcore.data import Predicate, RelationalDataset
 from xcore.errors import GroundingTooLarge, SchemaError
@@ -472,7 +473,7 @@ def test_parallel_chunked_scans_give_the_same_ground_rules(monkeypatch):
     ds = _uniform_dataset({"r": 3000, "s": 2000}, 70, seed=7)
     rule = parse_rule("1.0: r(X, Y) & s(Y, Z) & ~r(Z, X) -> s(X, Z)")
     whole = ground([rule], ds, limit=None)[0]
-    monkeypatch.setattr(grounding_mod, "SCAN_CHUNK_ROWS", 97)  # many record batches: parallel scans
+    monkeypatch.setattr(grounding_db, "SCAN_CHUNK_ROWS", 97)  # many record batches: parallel scans
     for _ in range(3):
         parts = ground([rule], ds, limit=None)[0]
         np.testing.assert_array_equal(parts.atom_ids, whole.atom_ids)
