@@ -21,8 +21,11 @@ from xcore.plkb.experiments import (
     shap_agreement_by_k,
     suggest_kb,
 )
-from xcore.plkb.method import DECISIVE, MODEL_SHAP, DecisiveExplainer, ShapleyExplainer
-from xcore.plkb.workflow import GENERATED, PLKBSettings, generated_dataset, identifier_columns
+from xcore.plkb.explainers import DecisiveExplainer, ShapleyExplainer
+from xcore.plkb.scores import DECISIVE, MODEL_SHAP
+from xcore.plkb.settings import PLKBSettings
+from xcore.plkb.shap_compare import compare_with_shap, shap_for
+from xcore.plkb.tables import GENERATED, generated_dataset, identifier_columns
 from xcore.viz import ranked_bar_figure
 from xcore.viz.plkb_figures import feature_choice_figure, kb_curve_figure, shap_agreement_figure
 
@@ -146,7 +149,7 @@ def what_if(run: Run, target: str | None) -> None:
     for i, (name, seen) in enumerate(options.items()):
         col = cols[i % 4]
         current = base.get(name)
-        numeric = pd.api.types.is_numeric_dtype(run.extras["plkb"].X_train[name]) and len(seen) > 12
+        numeric = pd.api.types.is_numeric_dtype(est.X_train_[name]) and len(seen) > 12
         if numeric:
             v = col.number_input(name, value=None if current is None or pd.isna(current) else float(current),
                                  key=f"plkb_wi_{target}_{name}", placeholder="(unknown)")
@@ -168,16 +171,14 @@ def what_if(run: Run, target: str | None) -> None:
 
 
 def _shap_compare(run: Run, x: pd.DataFrame):
-    from xcore.plkb.shap_compare import compare_with_shap, shap_for
-
-    p = run.extras["plkb"]
-    return compare_with_shap(p.clf, shap_for(p.clf, p.X_train, p.y_train), x, k=run.settings.k)
+    m = run.model
+    return compare_with_shap(m.classifier_, shap_for(m.classifier_, m.X_train_, m.y_train_), x, k=run.settings.k)
 
 
 def show_experiments(run: Run) -> None:
-    p = run.extras["plkb"]
+    m = run.model
     if st.button("Compare with CART, random forest, SVM and MLP", key="plkb_baselines"):
-        derived(run, "baselines", (), lambda: compare_baselines(p.clf, p.X_train, p.y_train, p.X_test, p.y_test),
+        derived(run, "baselines", (), lambda: compare_baselines(m.classifier_, m.X_train_, m.y_train_, m.X_test_, m.y_test_),
                 "The baseline comparison")
     frame = kept_result(run, "baselines", ())
     if frame is not None:
@@ -190,7 +191,7 @@ def show_experiments(run: Run) -> None:
     if st.button("Compare with SHAP", key="plkb_agree_btn"):
         report = progress_bar("explaining rows by both methods")
         derived(run, "agreement", (int(rows),), lambda: shap_agreement_by_k(
-            p.clf, p.X_train, p.y_train, p.X_test.head(int(rows)), progress=report), "The SHAP comparison")
+            m.classifier_, m.X_train_, m.y_train_, m.X_test_.head(int(rows)), progress=report), "The SHAP comparison")
     found = kept_result(run, "agreement", (int(rows),))
     if found is not None:
         agreement, frequency = found
@@ -208,11 +209,11 @@ def show_experiments(run: Run) -> None:
         report = progress_bar("adding clauses")
 
         def curves() -> dict:
-            out = {"random clauses": random_pollution_curve(p.clf, p.X_test, p.y_test, seed=run.settings.seed,
+            out = {"random clauses": random_pollution_curve(m.classifier_, m.X_test_, m.y_test_, seed=run.settings.seed,
                                                             progress=report)}
             if run.settings.knowledge.strip():
                 n = len([x for x in run.settings.knowledge.splitlines() if x.strip()])
-                out["domain knowledge"] = knowledge_curve(p.clf, p.X_test, p.y_test, clauses=run.settings.knowledge,
+                out["domain knowledge"] = knowledge_curve(m.classifier_, m.X_test_, m.y_test_, clauses=run.settings.knowledge,
                                                           counts=tuple(range(n + 1)))
             return out
 

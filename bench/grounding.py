@@ -34,7 +34,8 @@ from xcore.data.generators import lastfm_preset  # noqa: E402
 from xcore.logic import parse_rules  # noqa: E402
 from xcore.logic.ast import Rule, Variable  # noqa: E402
 from xcore.logic.atoms import AtomStore  # noqa: E402
-from xcore.logic.grounding import ground, linear_form  # noqa: E402
+from xcore.logic.grounding import ground  # noqa: E402
+from xcore.logic.linear_form import linear_form  # noqa: E402
 
 RULES = """\
 1.0: rated(U, I1) & rated(U, I2) & rating(U, I1) & sim_cosine_items(I1, I2) -> rating(U, I2) ^2

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.benchmarks.tabular import read_hiv1, read_mushroom, read_nursery, read_titanic
-from xcore.data.generators.strings import PAPER_SETS
+from xcore.data.generators.strings import PAPER_SETS, make_strings
 from xcore.data.shared import shared_data_dir
-from xcore.plkb import PLKBClassifier, make_strings
+from xcore.plkb import PLKBClassifier
 from xcore.plkb.experiments import (
     TITANIC_PAPER_BINS,
     knowledge_curve,

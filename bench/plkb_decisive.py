@@ -6,7 +6,7 @@ Issue 24's goal: a decisive set (the best k-feature sub-query's ω(POS) interval
 0.5) for >= 90% of rows on each bundled tabular sample, with the defaults (Tree KB, k grown per row
 from 2 up to k_max = 8). Runs `xcore.methods.run_method("plkb", sample)` with the page's default
 settings (`explain_rows` test rows explained up front, here `--rows`), then counts the explained rows
-whose set decides (`xcore.plkb.method.decides`). Prints a markdown table: sample, rows, features,
+whose set decides (`xcore.plkb.scores.decides`). Prints a markdown table: sample, rows, features,
 test accuracy, share decided, the k used (median, max), rows left undecided, CPU seconds.
 """
 
@@ -34,7 +34,7 @@ def classes(name: str) -> list[str | None]:
 def measure(name: str, rows: int, positive: str | None = None) -> dict:
     from xcore.data.samples import load_sample
     from xcore.methods import REGISTRY, run_method
-    from xcore.plkb.method import decides
+    from xcore.plkb.scores import decides
 
     ds = load_sample(name)
     settings = REGISTRY["plkb"].default_settings(ds).model_copy(update={"explain_rows": rows,

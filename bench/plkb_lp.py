@@ -19,7 +19,8 @@ from xcore.plkb.experiments import random_clauses
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.kb import KB
 from xcore.plkb.literals import ABSENT, Domain
-from xcore.plkb.lp import FullKBLP, build_lp
+from xcore.plkb.lp import FullKBLP
+from xcore.plkb.lp_matrix import build_lp
 from xcore.plkb.lp_pulp import solve_pulp
 
 

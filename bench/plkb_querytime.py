@@ -24,7 +24,7 @@ from plkb_lp import make_kb, queries  # noqa: E402
 from plkb_svg import line_svg  # noqa: E402
 
 from xcore.plkb.inference import Reasoner  # noqa: E402
-from xcore.plkb.lp import build_lp  # noqa: E402
+from xcore.plkb.lp_matrix import build_lp  # noqa: E402
 from xcore.plkb.lp_pulp import solve_pulp  # noqa: E402
 
 

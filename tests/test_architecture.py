@@ -221,8 +221,6 @@ MOVED = {
                                                               "default_root", "CitationData"]),
     "xcore.psl.cora": ("xcore.data.benchmarks.cora", ["load_cora_dataset", "load_cora_arrays", "load_planetoid",
                                                       "CHECKED_FILES"]),
-    "xcore.plkb.synthetic": ("xcore.data.generators.strings", ["make_strings", "SyntheticStrings", "PAPER_SETS"]),
-    "xcore.plkb.datasets": ("xcore.data.generators.titanic", ["make_titanic_like", "TITANIC_COLUMNS"]),
     "xcore.psl.explain": ("xcore.logic.atom_text", ["render_atoms", "ground_rule_texts"]),
 }
 

@@ -94,9 +94,8 @@ def test_cancel_stops_a_classifier_experiment(record_property):
     ds = load_sample("titanic_like")
     spec = REGISTRY["plkb"]
     est = spec.default_settings(ds).replace(n_trees=20).estimator().fit(ds)
-    run = est.run_
     fractions = tuple(np.linspace(0, 40, 200))
-    cancel_latency(lambda p: pollution_curve(run.clf, run.X_test, run.y_test, fractions=fractions, progress=p),
+    cancel_latency(lambda p: pollution_curve(est.classifier_, est.X_train_, est.y_train_, fractions=fractions, progress=p),
                    "query", record_property)
 
 

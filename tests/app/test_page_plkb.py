@@ -43,7 +43,7 @@ def test_identifier_columns_are_left_out_by_default():
     assert set(at.multiselect(key="plkb_drop").value) == {"passengerid", "name", "ticket", "cabin"}
     click(at, "plkb_train")
     run = latest(at)
-    assert "name" not in run.extras["plkb"].X_train.columns and "sex" in run.extras["plkb"].X_train.columns
+    assert "name" not in run.model.X_train_.columns and "sex" in run.model.X_train_.columns
 
 
 def test_shapley_button_twice():

@@ -8,7 +8,8 @@ import pytest
 
 from xcore.cli import main
 from xcore.errors import DataError
-from xcore.plkb.workflow import PLKBSettings, label_candidates, run_plkb
+from xcore.plkb.settings import PLKBSettings
+from xcore.plkb.tables import label_candidates
 
 
 def _run(argv, capsys):
@@ -44,5 +45,5 @@ def test_workflow_refuses_to_pick_a_class_and_candidates_skip_identifiers():
     table = pd.DataFrame({"id": [f"r{i}" for i in range(30)], "x": [i % 4 for i in range(30)],
                           "y": [["a", "b", "c"][i % 3] for i in range(30)]})
     with pytest.raises(DataError, match="3 classes"):
-        run_plkb(table, PLKBSettings(label="y"))
+        PLKBSettings(label="y").estimator().fit_table(table)
     assert label_candidates(table) == ["x", "y"]

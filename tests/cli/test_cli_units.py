@@ -13,7 +13,7 @@ import xcore.cli as cli
 from xcore.errors import ConfigError
 from xcore.methods import REGISTRY
 from xcore.mln.method import MLNSettings
-from xcore.plkb.workflow import PLKBSettings
+from xcore.plkb.settings import PLKBSettings
 from xcore.psl.workflow import ESMSSettings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from xcore.data.io import columnar
+from xcore.data.io import columnar, ragged
 from xcore.data.io.files import decode_text, split_records
 from xcore.data.io.quoted_layout import quoted_layout
 from xcore.errors import DataError
@@ -164,14 +164,14 @@ def test_read_ragged_holds_no_decoded_copy_of_the_file() -> None:
     data = ("é" + "x" * 200 + "\t1.0\n").encode() * 60_000  # 12 MB
     tracemalloc.start()
     try:
-        rec = columnar.read_ragged(data, "p.txt", "\t")
+        rec = ragged.read_ragged(data, "p.txt", "\t")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert len(rec.lines) == 60_000 and rec.counts.max() == 2
     assert peak < len(data) / 3, f"peak Python heap {peak:,} B for a {len(data):,} B file"
     with pytest.raises(DataError) as err:
-        columnar.read_ragged(data[:-3] + b"\xff\n", "p.txt", "\t")
+        ragged.read_ragged(data[:-3] + b"\xff\n", "p.txt", "\t")
     assert err.value.line == 60_000
 
 

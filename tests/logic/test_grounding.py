@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import xcore.logic.grounding as grounding_mod
+import xcore.logic.grounding_db as grounding_db
 import xcore.logic.sql as sql_mod
 from xcore.data import Predicate, RelationalDataset
 from xcore.errors import GroundingTooLarge, SchemaError
@@ -21,7 +22,8 @@ from xcore.logic import parse_rule
 from xcore.logic.ast import Atom, Constant, Literal, Rule, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import Stats, estimate_groundings, order_joins
-from xcore.logic.grounding import GroundRules, ground, linear_form, n_ground_rules
+from xcore.logic.grounding import GroundRules, ground, n_ground_rules
+from xcore.logic.linear_form import linear_form
 from xcore.logic.sql import TableNames, plan_rule, rule_sql
 
 
@@ -441,7 +443,7 @@ def test_guard_fires_before_running_a_cross_product(monkeypatch):
     def no_engine(*args, **kwargs):
         raise AssertionError("the guard must fire before any query runs")
 
-    monkeypatch.setattr(grounding_mod, "_database", no_engine)
+    monkeypatch.setattr(grounding_mod, "database", no_engine)
     with pytest.raises(GroundingTooLarge) as err:
         ground([parse_rule("1.0: r(X, Y) -> s(X, Y)"), rule], ds, limit=100_000)
     assert err.value.estimate == 400 * 300 and err.value.limit == 100_000
@@ -471,7 +473,7 @@ def test_parallel_chunked_scans_give_the_same_ground_rules(monkeypatch):
     ds = _uniform_dataset({"r": 3000, "s": 2000}, 70, seed=7)
     rule = parse_rule("1.0: r(X, Y) & s(Y, Z) & ~r(Z, X) -> s(X, Z)")
     whole = ground([rule], ds, limit=None)[0]
-    monkeypatch.setattr(grounding_mod, "SCAN_CHUNK_ROWS", 97)  # many record batches: parallel scans
+    monkeypatch.setattr(grounding_db, "SCAN_CHUNK_ROWS", 97)  # many record batches: parallel scans
     for _ in range(3):
         parts = ground([rule], ds, limit=None)[0]
         np.testing.assert_array_equal(parts.atom_ids, whole.atom_ids)

@@ -21,7 +21,7 @@ from xcore.logic import (
     parse_rules_file,
     rule_variable_types,
 )
-from xcore.logic.parser import tokenize
+from xcore.logic.tokens import tokenize
 
 X, Y, Z = Variable("X"), Variable("Y"), Variable("Z")
 x, y = Variable("x"), Variable("y")

@@ -37,7 +37,7 @@ def check_label_given(dataset: Any, source: str, label: str | None) -> None:
             or not Path(source).is_file():
         return
     # the classifier's notion of a label column; a method package, imported only for a table without --label
-    from xcore.plkb.workflow import label_candidates
+    from xcore.plkb.tables import label_candidates
 
     candidates = label_candidates(dataset.tabular) or [str(c) for c in dataset.tabular.columns]
     raise ConfigError(f"{source} is a table: say which column is the label with --label COLUMN "

@@ -9,7 +9,8 @@ Names load on first use (`xcore.lazy`): ``import xcore.data.schema`` does not im
 from xcore.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "xcore.data.dataset": ["RelationalDataset", "empty_table"],
+    "xcore.data.dataset": ["RelationalDataset"],
+    "xcore.data.table_checks": ["empty_table"],
     "xcore.data.schema": ["Predicate", "Schema", "PARTITIONS", "arg_columns"],
     "xcore.data.io": ["load", "load_psl_folder", "load_long_csv", "load_prolog", "load_triples", "load_tabular",
                       "load_zip", "write_psl_folder", "write_long_csv", "write_prolog", "write_triples",

@@ -25,15 +25,13 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from xcore.data.dataset import RelationalDataset
 from xcore.errors import DataError
-
-if TYPE_CHECKING:
-    from xcore.data.dataset import RelationalDataset
 
 COLUMNS = ("target", "prediction", "score")
 TRUE_WORDS = {"1", "1.0", "true", "yes", "t", "y"}
@@ -301,8 +299,6 @@ def with_predictions(dataset: "RelationalDataset", predictions: UserPredictions)
     user's model only), observations not named stay as they are (they are evidence too). Tables: the label column holds the predicted classes, rows not named
     are left unlabelled. The result carries `user_predictions`.
     """
-    from xcore.data.dataset import RelationalDataset
-
     if predictions.tabular != (dataset.tabular is not None and dataset.label is not None):
         raise DataError("these predictions were read for another kind of data (table rows vs atoms)",
                         file=predictions.file)
@@ -354,8 +350,6 @@ def with_predictions(dataset: "RelationalDataset", predictions: UserPredictions)
 
 def _swap_table(dataset: "RelationalDataset", predictions: UserPredictions) -> "RelationalDataset":
     """A table whose label column holds the predicted classes (rows not named: no label)."""
-    from xcore.data.dataset import RelationalDataset
-
     table = dataset.tabular.copy()
     label = dataset.label
     original = table[label]

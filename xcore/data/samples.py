@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.io import load
 from xcore.errors import DataError
 
 
@@ -190,8 +191,6 @@ def sample_info(name: str) -> SampleInfo:
 
 def load_sample(name: str) -> RelationalDataset:
     """Load a bundled sample as a validated `RelationalDataset` named after the sample."""
-    from xcore.data.io import load
-
     info = sample_info(name)
     if not _available(info):
         raise DataError(f"sample {name!r} is not installed", file=str(info.path))

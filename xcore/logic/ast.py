@@ -247,7 +247,7 @@ class CoefExpr:
 
     def evaluate(self, cards: dict) -> "object":
         """The value per ground rule, given each summation variable's count (numpy arrays)."""
-        import numpy as np
+        import numpy as np  # only summation values need numpy; parsing rules stays numpy-free (start-up time)
 
         if self.op == "card":
             return np.asarray(cards[self.args[0]], dtype=np.float64)

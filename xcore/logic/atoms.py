@@ -73,14 +73,7 @@ class AtomStore:
     def from_dataset(cls, dataset: RelationalDataset) -> "AtomStore":
         """Encode constants and number every observed and target atom of `dataset`."""
         preds = list(dataset.schema)
-        columns: list[tuple[str, int, str, object]] = []  # (pred, position, partition, arrow array)
-        for p in preds:
-            for part in PARTITIONS:
-                t = dataset.tables[p.name][part]
-                for i in range(p.arity):
-                    columns.append((p.name, i, part, _as_arrow_strings(t[f"a{i}"])))
-        constants = _sorted_constants([c[3] for c in columns])
-        encoded = {(c[0], c[1], c[2]): _encode(c[3], constants) for c in columns}
+        constants, encoded = _encoded_arguments(dataset)
 
         domains_parts: dict[str, list[np.ndarray]] = {}
         for p in preds:
@@ -105,14 +98,7 @@ class AtomStore:
             targets.append(np.zeros(n_obs, dtype=bool))
             targets.append(np.ones(n_tgt, dtype=bool))
             initial.append(tgt["value"].to_numpy(dtype=np.float64))
-            truth_args = np.column_stack([encoded[(p.name, i, "truth")] for i in range(p.arity)]) \
-                if p.arity else np.zeros((len(dataset.tables[p.name]["truth"]), 0), dtype=np.int32)
-            pos = _match_rows(args[n_obs:], truth_args)
-            tv = np.full(n_tgt, np.nan)
-            tvals = dataset.tables[p.name]["truth"]["value"].to_numpy(dtype=np.float64)
-            hit = pos >= 0
-            tv[pos[hit]] = tvals[hit]
-            truths.append(tv)
+            truths.append(_target_truth(p, args[n_obs:], encoded, dataset.tables[p.name]["truth"]))
             offset += n_obs + n_tgt
 
         value = np.concatenate(values) if values else np.zeros(0)
@@ -355,3 +341,27 @@ def _match_rows(table: np.ndarray, query: np.ndarray) -> np.ndarray:
     right["_pos"] = np.arange(len(table), dtype=np.int64)
     merged = left.merge(right, on=cols, how="left", sort=False)
     return merged["_pos"].fillna(-1).to_numpy(dtype=np.int64)
+
+
+def _encoded_arguments(dataset: RelationalDataset) -> tuple[np.ndarray, dict[tuple[str, int, str], np.ndarray]]:
+    """(sorted constants, constant ids of every argument column keyed by (predicate, position, partition))."""
+    columns: list[tuple[str, int, str, object]] = []  # (pred, position, partition, arrow array)
+    for p in dataset.schema:
+        for part in PARTITIONS:
+            t = dataset.tables[p.name][part]
+            for i in range(p.arity):
+                columns.append((p.name, i, part, _as_arrow_strings(t[f"a{i}"])))
+    constants = _sorted_constants([c[3] for c in columns])
+    return constants, {(c[0], c[1], c[2]): _encode(c[3], constants) for c in columns}
+
+
+def _target_truth(p: Predicate, target_args: np.ndarray, encoded: dict[tuple[str, int, str], np.ndarray],
+                  truth: pd.DataFrame) -> np.ndarray:
+    """The truth value of each target atom of `p` (NaN where the truth table has none)."""
+    truth_args = np.column_stack([encoded[(p.name, i, "truth")] for i in range(p.arity)]) \
+        if p.arity else np.zeros((len(truth), 0), dtype=np.int32)
+    pos = _match_rows(target_args, truth_args)
+    tv = np.full(len(target_args), np.nan)
+    hit = pos >= 0
+    tv[pos[hit]] = truth["value"].to_numpy(dtype=np.float64)[hit]
+    return tv

@@ -29,7 +29,6 @@ Output per rule: `GroundRules` with ``atom_ids (n, L)`` (clause-literal order, -
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,12 +42,16 @@ import scipy.sparse as sp
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import GroundingTooLarge, XcoreError
-from xcore.logic.ast import ArithmeticRule, Constant, Rule
+from xcore.logic.ast import ArithmeticRule, Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings, order_joins
+from xcore.logic.ground_texts import rule_texts
+from xcore.logic.grounding_db import database, register_tables
+from xcore.logic.linear_form import linear_form
+from xcore.logic.parser import parse_rules
 from xcore.logic.sql import GroundingPlan, TableNames, focused_rule_sql, plan_rule, rule_sql
 from xcore.logic.summation import SummationGround, ground_summation, query_rule
-from xcore.runtime import DUCKDB_MEMORY_ENV, Progress, duckdb_memory_limit, format_bytes, new_duckdb
+from xcore.runtime import DUCKDB_MEMORY_ENV, Progress, duckdb_memory_limit, format_bytes
 
 DEFAULT_LIMIT = 5_000_000
 """Default maximum number of ground rules per rule."""
@@ -169,68 +172,7 @@ class GroundRules:
 
     def texts(self, store: AtomStore, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """Readable text of ground rules (all, or the given rows), e.g. ``a(x) & b(x, y) -> c(y)``."""
-        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
-        consts = store.constants
-        var_pos = {v: k for k, v in enumerate(self.rule.variables)}
-        if self.flat is not None:
-            return _summation_texts(self, store, rows)
-        if isinstance(self.rule, ArithmeticRule):
-            return _arithmetic_texts(self, consts, var_pos, rows)
-
-        def literal_text(lit) -> pd.Series:
-            text = _atom_texts(lit.atom, consts, self.bindings, var_pos, rows)
-            return ("~" + text) if lit.negated else text
-
-        body = [literal_text(l) for l in self.rule.body]
-        head = [literal_text(l) for l in self.rule.head]
-        text = _join(head, " | ") if head else pd.Series(np.full(len(rows), "false", dtype=object))
-        if body:
-            text = _join(body, " & ") + " -> " + text
-        return text.to_numpy(dtype=object)
-
-
-def _atom_texts(atom, consts: np.ndarray, bindings: np.ndarray, var_pos: dict, rows: np.ndarray) -> pd.Series:
-    """Ground texts ``pred(a, b)`` of one rule atom under the given groundings."""
-    s = pd.Series(np.full(len(rows), atom.predicate + "("), dtype=object)
-    for i, t in enumerate(atom.args):
-        sep = ", " if i else ""
-        if isinstance(t, Constant):
-            s = s + (sep + t.value)
-        else:
-            s = s + sep + pd.Series(consts[bindings[rows, var_pos[t]]], index=s.index, dtype=object)
-    return s + ")"
-
-
-def _arithmetic_texts(g: "GroundRules", consts: np.ndarray, var_pos: dict, rows: np.ndarray) -> np.ndarray:
-    """Ground texts of an arithmetic rule: ``K(a, b) - K(b, a) = 0.0``."""
-    rule = g.rule
-    text = pd.Series(np.full(len(rows), "", dtype=object))
-    for j, (c, atom) in enumerate(rule.terms):
-        coef = "" if abs(c) == 1.0 else f"{abs(c)!r} * "
-        lead = ("-" if c < 0 else "") if j == 0 else (" - " if c < 0 else " + ")
-        text = text + lead + coef + _atom_texts(atom, consts, g.bindings, var_pos, rows)
-    return (text + f" {rule.relation} {-rule.constant + 0.0!r}").to_numpy(dtype=object)
-
-
-def _summation_texts(g: "GroundRules", store: AtomStore, rows: np.ndarray) -> np.ndarray:
-    """Ground texts of a summation rule: its expanded atoms with their coefficients."""
-    f = g.flat
-    pick = np.isin(f.row, rows)
-    atoms = np.where(f.atom[pick] >= 0, 0, 1)
-    texts = np.where(atoms == 0, store.atom_text(np.maximum(f.atom[pick], 0)).astype(object), "0")
-    coef = f.coef[pick]
-    entry = pd.Series([f"{float(c)!r} * {t}" if c != 1.0 else str(t) for c, t in zip(coef, texts)], dtype=object)
-    joined = entry.groupby(f.row[pick]).agg(" + ".join)
-    body = joined.reindex(rows).fillna("0").to_numpy(dtype=object)
-    rhs = -f.constant[rows] + 0.0
-    return np.array([f"{b} {g.rule.relation} {float(r)!r}" for b, r in zip(body, rhs)], dtype=object)
-
-
-def _join(parts: list[pd.Series], sep: str) -> pd.Series:
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + sep + p
-    return out
+        return rule_texts(self, store, rows)
 
 
 @dataclass
@@ -292,7 +234,7 @@ def ground(
     distinct counts); ``engine_join_order=True`` lets DuckDB's optimizer reorder them instead.
     ``only_targets=True`` keeps only the ground rules that contain a target atom (the only ones
     inference and PPLL use; `focused_rule_sql`), in the same canonical order; joins then start
-    from the small target tables, and hash joins keep xcore's build sides (`_database`). The limit
+    from the small target tables, and hash joins keep xcore's build sides (`grounding_db.database`). The limit
     still counts every ground rule (a count capped at ``limit + 1``, nothing materialised), so the
     same rules pass the guard as without it.
     """
@@ -305,7 +247,7 @@ def ground(
             if est > limit:
                 raise EstimatedTooLarge(r.text(), est, limit)
     with _DATABASE_LOCK:
-        con = _database(engine_join_order, threads, only_targets).cursor()  # own catalogue of registered tables
+        con = database(engine_join_order, threads, only_targets).cursor()  # own catalogue of registered tables
     try:
         register_tables(con, store, plans, names, targets=only_targets)
         out = GroundProgram(store)
@@ -351,53 +293,6 @@ def _ground_summation_rule(con, store: AtomStore, rule: ArithmeticRule, plan: Gr
 
 
 _DATABASE_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=8)
-def _database(engine_join_order: bool, threads: int | None, pinned_build_sides: bool = False
-              ) -> duckdb.DuckDBPyConnection:
-    """One in-memory DuckDB per setting, shared by all grounding calls (opening one costs ~50 ms;
-    each call works in its own cursor, whose registered tables other cursors do not see).
-
-    `pinned_build_sides` (with xcore's join order) also stops DuckDB from swapping hash-join build and
-    probe sides: on LastFM-size path-of-3 rules its swap built hash tables on the joined intermediate
-    result (8 GB and 40 s for one capped count, against 0.7 GB and 0.5 s pinned; issue 13)."""
-    con = new_duckdb(threads)  # bounded memory, spilling to its own temporary folder
-    if not engine_join_order:
-        pinned = ",build_side_probe_side" if pinned_build_sides else ""
-        con.execute(f"SET disabled_optimizers = 'join_order{pinned}'")
-    return con
-
-
-def register_tables(con: duckdb.DuckDBPyConnection, store: AtomStore, plans: Sequence[GroundingPlan],
-                    names: TableNames = TableNames(), targets: bool = False) -> None:
-    """Register the atom tables (atom_id, a0..) and domain tables (const_id) the plans scan,
-    as zero-copy Arrow views in a DuckDB connection (`targets`: also each predicate's target rows)."""
-    preds = {s.name for p in plans for s in p.scans if s.source == "atoms"}
-    types = {s.name for p in plans for s in p.scans if s.source == "domain"}
-    for name in sorted(preds):
-        pa_ = store.predicates[name]
-        cols = {"atom_id": pa.array(pa_.ids)}
-        for i in range(pa_.predicate.arity):
-            cols[f"a{i}"] = pa.array(np.ascontiguousarray(pa_.args[:, i]))
-        table = pa.table(cols)
-        con.register(names.atoms.format(name), _chunked(table))
-        if targets and pa_.n_targets:
-            con.register(names.targets.format(name), _chunked(table.slice(pa_.n_obs)))
-    for t in sorted(types):
-        con.register(names.domain.format(t), _chunked(pa.table({"const_id": pa.array(store.domain(t).astype(np.int32))})))
-
-
-SCAN_CHUNK_ROWS = 16_384
-"""Rows per Arrow record batch of a registered table: DuckDB scans batches in parallel, so one
-big batch would run every join pipeline on a single thread."""
-
-
-def _chunked(table: pa.Table) -> pa.Table:
-    """The same table as zero-copy slices of `SCAN_CHUNK_ROWS` rows."""
-    if table.num_rows <= SCAN_CHUNK_ROWS:
-        return table
-    return pa.Table.from_batches(table.to_batches(max_chunksize=SCAN_CHUNK_ROWS), schema=table.schema)
 
 
 def _first_targets(store: AtomStore) -> dict[str, int]:
@@ -475,74 +370,4 @@ def _as_rules(rules: Sequence[Rule | str] | Rule | str) -> list[Rule]:
 
 
 def _parse_rules(text: str) -> list[Rule]:
-    try:
-        from xcore.logic.parser import parse_rules
-    except ImportError:  # pragma: no cover - the parser ships with xcore
-        raise XcoreError("rules given as text need xcore.logic.parser") from None
     return list(parse_rules(text))
-
-
-# ---------------------------------------------------------------------- linear form
-def linear_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Lukasiewicz distance to satisfaction of each ground rule as ``max(0, b + A @ y)``.
-
-    ``d = max(0, 1 - sum_j truth(lit_j))`` with ``truth = y`` for clause-positive and ``1 - y`` for
-    clause-negative literals, so coefficient ``-sign_j`` and constant ``1 - #negative``. Observed
-    atoms (value) and missing atoms (0) fold into ``b``; targets are columns of ``A`` (shape
-    ``(n, n_targets)``); an atom occurring twice in one ground rule has its coefficients summed.
-
-    An `ArithmeticRule` ``sum c_j a_j + k  rel  0`` gives its expression ``A y + b`` oriented as
-    ``<= 0`` (negated for ``>=``; for ``=`` the caller adds the other direction or an equality).
-    """
-    n, L = ground.atom_ids.shape
-    if ground.flat is not None:
-        return _summation_form(ground, store)
-    if isinstance(ground.rule, ArithmeticRule):
-        flip = -1.0 if ground.rule.relation == ">=" else 1.0
-        coef = flip * np.asarray(ground.rule.coefficients, dtype=np.float64)
-        return _sparse_form(ground.atom_ids, coef, np.full(n, flip * ground.rule.constant), store)
-    coef = -np.asarray(ground.signs, dtype=np.float64)
-    b = np.full(n, 1.0 - float(np.sum(np.asarray(ground.signs) < 0)))
-    return _sparse_form(ground.atom_ids, coef, b, store)
-
-
-def _sparse_form(ids: np.ndarray, coef: np.ndarray, b: np.ndarray, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
-    """``(A, b)`` of ``b + sum_j coef_j * atom_j`` per row of atom ids (observed atoms fold into b)."""
-    n, L = ids.shape
-    observed, tindex = store.observed_value_ext, store.target_index_ext  # index -1 = missing atom
-    tcol = np.empty((n, L), dtype=tindex.dtype)
-    data = np.empty((n, L), dtype=np.float64)
-    for j in range(L):  # loop over the rule's literals, not over ground rules
-        col = ids[:, j]
-        t = np.take(tindex, col)
-        if coef[j] != 0:
-            b += coef[j] * np.take(observed, col)
-        tcol[:, j] = t
-        np.multiply(t >= 0, coef[j], out=data[:, j])
-    for j in range(L):
-        for k in range(j + 1, L):
-            dup = (tcol[:, k] >= 0) & (tcol[:, k] == tcol[:, j])
-            if dup.any():
-                data[dup, j] += data[dup, k]
-                tcol[dup, k] = -1
-    mask = (tcol >= 0) & (data != 0.0)
-    counts = mask.sum(axis=1)
-    indptr = np.zeros(n + 1, dtype=tindex.dtype if n * L < 2**31 - 1 else np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    A = sp.csr_matrix((data[mask], tcol[mask], indptr), shape=(n, store.n_targets))
-    return A, b
-
-
-def _summation_form(ground: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray]:
-    """``(A, b)`` of a summation rule's ground rules from their flat entries (one sparse build)."""
-    f = ground.flat
-    flip = -1.0 if ground.rule.relation == ">=" else 1.0
-    n = len(f.constant)
-    observed, tindex = store.observed_value_ext, store.target_index_ext
-    b = flip * f.constant + np.bincount(f.row, flip * f.coef * np.take(observed, f.atom), minlength=n)
-    col = np.take(tindex, f.atom)
-    t = col >= 0
-    A = sp.csr_matrix((flip * f.coef[t], (f.row[t], col[t])), shape=(n, store.n_targets))
-    A.sum_duplicates()
-    A.eliminate_zeros()
-    return A, b

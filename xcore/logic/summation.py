@@ -137,44 +137,7 @@ def _register_filter_tables(con, store: AtomStore, rule: ArithmeticRule, tag: st
 def _ground_split(con, store, rule: ArithmeticRule, g_table: str, n: int, sum_terms: list[int],
                   fixed_ids: dict[int, np.ndarray], conds: dict, vals: dict, var_cols: dict, names: TableNames):
     """The ground rules of one filter split: (row, atom, coef, term, kept groundings, constant)."""
-    schema = store.schema
-    parts = []
-    for j in sum_terms:
-        atom = rule.terms[j][1]
-        pred = schema.predicates[atom.predicate]
-        table = names.atom_table(atom.predicate)
-        sum_ref: dict[str, str] = {}
-        on: list[str] = []
-        joins: list[str] = []
-        const_filters: list[str] = []
-        for i, t in enumerate(atom.args):
-            if isinstance(t, Constant):
-                const_filters.append(f"a{i} = {int(store.constant_id(t.value))}")
-        for i, t in enumerate(atom.args):
-            if isinstance(t, Variable):
-                on.append(f"t.a{i} = g.{var_cols[t]}")
-            elif isinstance(t, Constant):
-                on.append(f"t.a{i} = {int(store.constant_id(t.value))}")
-            elif pred.closed:
-                alias = f"c{i}"
-                where = f" WHERE {' AND '.join(const_filters)}" if const_filters else ""
-                joins.append(f"CROSS JOIN (SELECT DISTINCT a{i} AS c FROM {table}{where}) AS {alias}")
-                on.append(f"t.a{i} = {alias}.c")
-                sum_ref[t.name] = f"{alias}.c"
-            else:
-                sum_ref[t.name] = f"t.a{i}"
-        where: list[str] = []
-        for name, ref in sum_ref.items():
-            for x in conds.get(name, ()):
-                where.append(_filter_sql(x, name, ref, var_cols, vals, store, rule))
-        if pred.closed:
-            sql = (f"SELECT g.gid, {j} AS term, COALESCE(t.atom_id, -1) AS atom FROM {g_table} AS g "
-                   + " ".join(joins) + f" LEFT JOIN {table} AS t ON {' AND '.join(on)}")
-        else:
-            sql = f"SELECT g.gid, {j} AS term, t.atom_id AS atom FROM {g_table} AS g JOIN {table} AS t ON {' AND '.join(on)}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        parts.append(sql)
+    parts = [_term_sql(store, rule, j, g_table, conds, vals, var_cols, names) for j in sum_terms]
     flat_sql = "\nUNION ALL\n".join(parts)
     flat = con.sql(f"SELECT * FROM ({flat_sql}) AS f ORDER BY gid, term, atom").to_arrow_table()
     counted = con.sql(f"SELECT gid, term, count(*) AS k FROM ({flat_sql}) AS f GROUP BY gid, term").to_arrow_table()
@@ -201,6 +164,48 @@ def _ground_split(con, store, rule: ArithmeticRule, g_table: str, n: int, sum_te
     m = keep[row]
     order = np.lexsort((term[m], new_index[row[m]]))
     return (new_index[row[m]][order], atom[m][order], cvals[m][order], term[m][order], kept, constant[kept])
+
+
+
+def _term_sql(store, rule: ArithmeticRule, j: int, g_table: str, conds: dict, vals: dict, var_cols: dict,
+              names: TableNames) -> str:
+    """SQL of summation term `j`'s atoms per grounding (gid, term, atom; -1 for a closed atom not in the
+    data), the summation variables filtered by the rule's conditions."""
+    atom = rule.terms[j][1]
+    pred = store.schema.predicates[atom.predicate]
+    table = names.atom_table(atom.predicate)
+    sum_ref: dict[str, str] = {}
+    on: list[str] = []
+    joins: list[str] = []
+    const_filters: list[str] = []
+    for i, t in enumerate(atom.args):
+        if isinstance(t, Constant):
+            const_filters.append(f"a{i} = {int(store.constant_id(t.value))}")
+    for i, t in enumerate(atom.args):
+        if isinstance(t, Variable):
+            on.append(f"t.a{i} = g.{var_cols[t]}")
+        elif isinstance(t, Constant):
+            on.append(f"t.a{i} = {int(store.constant_id(t.value))}")
+        elif pred.closed:
+            alias = f"c{i}"
+            where = f" WHERE {' AND '.join(const_filters)}" if const_filters else ""
+            joins.append(f"CROSS JOIN (SELECT DISTINCT a{i} AS c FROM {table}{where}) AS {alias}")
+            on.append(f"t.a{i} = {alias}.c")
+            sum_ref[t.name] = f"{alias}.c"
+        else:
+            sum_ref[t.name] = f"t.a{i}"
+    where: list[str] = []
+    for name, ref in sum_ref.items():
+        for x in conds.get(name, ()):
+            where.append(_filter_sql(x, name, ref, var_cols, vals, store, rule))
+    if pred.closed:
+        sql = (f"SELECT g.gid, {j} AS term, COALESCE(t.atom_id, -1) AS atom FROM {g_table} AS g "
+               + " ".join(joins) + f" LEFT JOIN {table} AS t ON {' AND '.join(on)}")
+    else:
+        sql = f"SELECT g.gid, {j} AS term, t.atom_id AS atom FROM {g_table} AS g JOIN {table} AS t ON {' AND '.join(on)}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql
 
 
 def _evaluate(c, cards: dict, n: int) -> np.ndarray:

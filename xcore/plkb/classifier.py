@@ -21,6 +21,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from xcore.errors import DataError, XcoreError
+from xcore.explain.types import Explanation, ExplanationItem
 from xcore.plkb.direct import direct_kb
 from xcore.plkb.discretize import Discretizer
 from xcore.plkb.explain import DecisiveResult, ShapleyResult, decisive_features, shapley_values
@@ -305,7 +306,7 @@ class PLKBClassifier(ClassifierMixin, BaseEstimator):
 
     def lp_file_text(self, x: Any = None, fmt: str = "lp") -> str:
         """The (stage-1) LP of a row's query, or of the whole KB, as .lp/.mps text via pulp."""
-        from xcore.plkb.lp_pulp import lp_text
+        from xcore.plkb.lp_pulp import lp_text  # pulp loads only when a readable LP file is asked for
 
         self._check_fitted()
         codes = None if x is None else self._one_query(x)
@@ -359,8 +360,6 @@ class PLKBExplanation:
 
     def to_explanation(self, max_items: int = 10):
         """The shared `xcore.explain.Explanation` (kind "feature_set" items, best sub-query first)."""
-        from xcore.explain.types import Explanation, ExplanationItem
-
         r = self.result
         items = []
         for row in r.candidates.head(max_items).itertuples(index=False):

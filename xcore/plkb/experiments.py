@@ -8,15 +8,27 @@ features, and the paper's protocol and figures: balancing by replication and the
 from __future__ import annotations
 
 import time
+import warnings
+from itertools import combinations
+from math import comb
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import train_test_split
+from sklearn.neural_network import MLPClassifier
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
 
 from xcore.errors import XcoreError
-from xcore.plkb.encoding import one_hot  # noqa: F401  (re-exported: moved to encoding)
+from xcore.plkb.classifier import PLKBClassifier, choose_positive_class
+from xcore.plkb.encoding import one_hot
+from xcore.plkb.explain import decisive_features, top_k
 from xcore.plkb.kb import KB, clauses_from_conjunctions
 from xcore.plkb.literals import Domain
+from xcore.plkb.shap_compare import shap_for
 from xcore.runtime import Progress, scaled, throttled
 
 BASELINES = ("CART", "RF", "SVM", "MLP")
@@ -83,11 +95,6 @@ def pollution_curve(clf, X_test: pd.DataFrame, y_test: Sequence, fractions: Sequ
 
 
 def _baseline(name: str, seed: int):
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.svm import SVC
-    from sklearn.tree import DecisionTreeClassifier
-
     if name == "CART":
         return DecisionTreeClassifier(random_state=seed)
     if name == "RF":
@@ -156,8 +163,6 @@ def paper_split(X: pd.DataFrame, y: pd.Series, positive, seed: int = 0, test_siz
     """The paper's protocol for one run: balance by replication, then a random 70/30 split.
 
     Replicated rows can fall on both sides of the split (as in the paper's protocol)."""
-    from sklearn.model_selection import train_test_split
-
     if balance:
         X, y = balance_replicate(X, y, positive, seed)
     return train_test_split(X, y, test_size=test_size, random_state=seed)
@@ -198,8 +203,6 @@ def titanic_paper_table(X: pd.DataFrame) -> pd.DataFrame:
 def paper_baseline(name: str, seed: int):
     """The paper's baselines: CART, MLP (12, 10), Forest (100 trees), SVM (RBF)."""
     if name == "MLP":
-        from sklearn.neural_network import MLPClassifier
-
         return MLPClassifier(hidden_layer_sizes=PAPER_MLP_LAYERS, max_iter=1000, random_state=seed)
     if name == "Forest":
         name = "RF"
@@ -215,12 +218,6 @@ def paper_run(X_train: pd.DataFrame, y_train: Sequence, X_test: pd.DataFrame, y_
     feature as its integer value code, e.g. the synthetic strings' letters as 1..A)."""
     if encoding not in ("onehot", "ordinal"):
         raise XcoreError(f"encoding must be 'onehot' or 'ordinal', got {encoding!r}")
-    import warnings
-
-    from sklearn.metrics import f1_score
-
-    from xcore.plkb.classifier import PLKBClassifier
-
     kbs = kbs if kbs is not None else {"Tree": dict(kb="tree"), "Direct": dict(kb="direct", max_k=2)}
     out: dict[str, float] = {}
     clf = None
@@ -255,9 +252,6 @@ def shap_agreement_by_k(clf, X_train: pd.DataFrame, y_train: Sequence, X_explain
     fraction of the explained rows whose two k-feature sets have exactly j features in common
     (plus `at_least`, the share with >= j). frequency: one row per (k, method, feature) with
     `share`, the fraction of rows whose explanation contains that feature."""
-    from xcore.plkb.explain import decisive_features, top_k
-    from xcore.plkb.shap_compare import shap_for
-
     codes = clf.encode(X_explain)
     base = shap_for(clf, X_train, y_train, model=model)
     sv = base.values(clf.discretizer_.transform(X_explain))
@@ -292,9 +286,6 @@ def seed_clauses(domain: Domain, seed_string: Sequence[str], n: int, n_match: in
     """`n` true clauses from the seed string of the synthetic strings (paper Fig. 4a): for a random
     set P of `n_match` positions, ``1.0: POS | ~p_i=s_i (i in P) | p_j=s_j (j not in P)`` -- a string
     that matches the seed exactly on P is positive. Distinct position sets, seeded."""
-    from itertools import combinations
-    from math import comb
-
     L = domain.n_features
     if len(seed_string) != L:
         raise XcoreError(f"the seed string has {len(seed_string)} letters, the domain {L} features")
@@ -322,8 +313,6 @@ def seed_clauses(domain: Domain, seed_string: Sequence[str], n: int, n_match: in
 
 def _curve(clf, X_test: pd.DataFrame, y_test: Sequence, extras: Sequence[tuple[int, KB]],
            progress: Progress | None) -> pd.DataFrame:
-    from sklearn.metrics import accuracy_score, f1_score
-
     base = clf.kb_
     codes = clf.encode(X_test)
     truth = clf.binary_labels(y_test)
@@ -376,8 +365,6 @@ def suggest_kb(table: pd.DataFrame, label: str, positive_class=None, sample: int
     data where many features each carry a little evidence (the synthetic strings), and fails
     where a few feature combinations decide and most combinations sit near the base rate
     (Nursery), which this check detects."""
-    from xcore.plkb.classifier import choose_positive_class
-
     if label not in table.columns:
         raise XcoreError(f"no column {label!r} in the table")
     data = table.dropna(subset=[label])

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.errors import XcoreError
+from xcore.explain.types import Explanation, ExplanationItem
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.literals import ABSENT, Domain
 from xcore.plkb.lp import DEFAULT_FACE_TOL, Interval
@@ -192,8 +193,6 @@ class ShapleyResult:
 
     def to_explanation(self, target: str = "row", prediction: float | None = None):
         """The shared `xcore.explain.Explanation`: one "feature_set" item per feature, by |phi|."""
-        from xcore.explain.types import Explanation, ExplanationItem
-
         items = [ExplanationItem(kind="feature_set", text=f"{n}={v}", natural=f"{n} = {v}", score=float(p),
                                  direction=int(np.sign(p)), effect=float(p),
                                  atoms=[f"{n}_{v}"], extras={"se": float(s) if np.isfinite(s) else None})

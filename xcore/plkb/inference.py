@@ -17,7 +17,8 @@ import pandas as pd
 
 from xcore.errors import XcoreError
 from xcore.plkb.kb import KB
-from xcore.plkb.lp import DEFAULT_FACE_TOL, HighsLP, Interval, build_lp
+from xcore.plkb.lp import DEFAULT_FACE_TOL, HighsLP, Interval
+from xcore.plkb.lp_matrix import build_lp
 from xcore.runtime import Progress, throttled
 
 SOLVERS = ("highs", "pulp", "pulp-highs")
@@ -70,7 +71,7 @@ class Reasoner:
                 self._highs = HighsLP(self.face_tol)
             return self._highs.solve(build_lp(self.kb, codes, relevant_only=self.scope == "relevant"),
                                      with_solutions)
-        from xcore.plkb.lp_pulp import solve_pulp
+        from xcore.plkb.lp_pulp import solve_pulp  # pulp loads only when the pulp solver is chosen
 
         if with_solutions:
             raise XcoreError("clause-level solutions are available with solver='highs' only")

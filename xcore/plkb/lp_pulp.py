@@ -10,6 +10,7 @@ also checks the substitution there.
 from __future__ import annotations
 
 import re
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -145,8 +146,6 @@ def export_lp(kb: KB, path: str | Path, codes: np.ndarray | None = None, fmt: st
 
 def lp_text(kb: KB, codes: np.ndarray | None = None, fmt: str = "lp") -> str:
     """The stage-1 LP as .lp (or .mps) text, for a download button."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         p = export_lp(kb, Path(tmp) / f"plkb.{fmt}", codes, fmt)
         return p.read_text()

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 from xcore.errors import XcoreError
 from xcore.plkb.encoding import one_hot
@@ -21,12 +22,11 @@ SHAP_MODELS = ("gbt", "rf")
 
 
 def _require_shap():
+    """The optional `shap` package, imported on first use (it takes seconds; only the SHAP comparison needs it)."""
     try:
-        import shap  # noqa: F401
+        import shap  # optional and slow to import: loaded only for the SHAP comparison
     except ImportError:  # pragma: no cover - depends on the environment
         raise XcoreError("SHAP comparison needs the optional 'shap' package: pip install 'xcore[explain]'") from None
-    import shap
-
     return shap
 
 
@@ -41,8 +41,6 @@ class ShapBaseline:
     def fit(self, Xd: pd.DataFrame, y: Sequence[bool]) -> "ShapBaseline":
         """Train on a discretised (string) table and boolean labels."""
         shap = _require_shap()
-        from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
-
         self.columns_ = list(Xd.columns)
         self.encoder_, (A,) = one_hot(Xd)
         sizes = [len(c) for c in self.encoder_.categories_]

@@ -12,14 +12,16 @@ def test_classifier_lp_solves_after_a_psl_qp_in_the_same_process():
         from xcore.logic import parse_rules
         from xcore.psl.model import PSLModel
         from xcore.data.samples import load_sample
-        from xcore.plkb.workflow import PLKBSettings, generated_table, run_plkb
+        from xcore.methods import run_method
+        from xcore.plkb.settings import PLKBSettings
+        from xcore.plkb.tables import generated_dataset
 
         ds = load_sample("lastfm_demo")
         model = PSLModel(parse_rules("1.0: rated(U, I) & sgd_rating(U, I) -> rating(U, I) ^2", dialect="psl"))
         model.ground(ds)
         model.infer(method="qp")
-        table, label = generated_table("Synthetic strings", n=200, seed=1)
-        run = run_plkb(table, PLKBSettings(label=label, kb="direct"))
+        data = generated_dataset("Synthetic strings", n=200, seed=1)
+        run = run_method("plkb", data, PLKBSettings(label="label", kb="direct", explain_rows=2), cache=None)
         print("ok", len(run.predictions))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -354,7 +354,7 @@ def run_command(args: list[str]) -> tuple[int, str]:
 # ---------------------------------------------------------------------- tests
 def all_rule_texts() -> list[tuple[str, str]]:
     """(source, rule text) for every rule of the copied projects (JSON configs and rule files)."""
-    from xcore.data.io.psl_config import parse_rule_file
+    from xcore.data.io.psl_rule_file import parse_rule_file
 
     out = []
     for path in sorted(EXAMPLES.rglob("*")):
@@ -392,7 +392,7 @@ def test_psl_grammar_spellings_of_real_rules():
 
 
 def test_multi_line_rules_in_a_psl_file_keep_their_first_line():
-    from xcore.data.io.psl_config import parse_rule_file
+    from xcore.data.io.psl_rule_file import parse_rule_file
 
     path = EXAMPLES / "entity-resolution" / "cli" / "entity-resolution.psl"
     specs = parse_rule_file(path.read_bytes(), str(path))

@@ -15,11 +15,12 @@ from xcore.data.benchmarks.tabular import (
     read_nursery,
     read_titanic,
 )
+from xcore.data.generators.strings import make_strings
 from xcore.data.generators.titanic import TITANIC_COLUMNS, make_titanic_like
 from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError, ParseError, SchemaError, XcoreError
 from xcore.explain.types import Explanation
-from xcore.plkb import KB, PLKBClassifier, make_strings
+from xcore.plkb import KB, PLKBClassifier
 from xcore.plkb.discretize import Discretizer
 from xcore.plkb.experiments import binary_metrics, compare_baselines, pollution_curve, random_clauses
 

@@ -12,7 +12,8 @@ from test_plkb_reference import ALPHA, ALPHA_KB_TEXT, reference_interval, refere
 from xcore.plkb.inference import Reasoner
 from xcore.plkb.kb import KB
 from xcore.plkb.literals import ABSENT, UNSEEN, Domain
-from xcore.plkb.lp import FullKBLP, HighsLP, Interval, build_lp
+from xcore.plkb.lp import FullKBLP, HighsLP, Interval
+from xcore.plkb.lp_matrix import build_lp
 from xcore.plkb.lp_pulp import build_pulp, export_lp, lp_text, solve_pulp
 
 TOL = 1e-6

@@ -7,9 +7,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from xcore.data.generators.strings import make_strings
+from xcore.data.generators.titanic import make_titanic_like
 from xcore.errors import XcoreError
-from xcore.plkb import PLKBClassifier, make_strings
-from xcore.plkb.datasets import make_titanic_like
+from xcore.plkb import PLKBClassifier
 from xcore.plkb.experiments import (
     PAPER_MLP_LAYERS,
     balance_replicate,

@@ -8,7 +8,8 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from xcore.plkb import PLKBClassifier, make_strings
+from xcore.data.generators.strings import make_strings
+from xcore.plkb import PLKBClassifier
 from xcore.plkb.explain import SCORE_TOL, decisive_features, tie_order
 from xcore.plkb.lp import DEFAULT_FACE_TOL, Interval
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from xcore.explain.text import explanation_text
 from xcore.methods import run_method
-from xcore.plkb.method import DecisiveExplainer
-from xcore.plkb.workflow import PLKBSettings, generated_dataset
+from xcore.plkb.explainers import DecisiveExplainer
+from xcore.plkb.settings import PLKBSettings
+from xcore.plkb.tables import generated_dataset
 
 
 def test_row_279_of_the_seed_1_strings_has_no_decisive_pair_but_a_decisive_triple():

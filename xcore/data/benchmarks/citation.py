@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.feature_selection import chi2
 
 from xcore.data.benchmarks.cora import CHECKED_FILES as CORA_CHECKED
 from xcore.data.benchmarks.cora import load_planetoid, snowball_sample
@@ -86,8 +87,6 @@ def citation_dataset(name: str = "cora", target_class: int | None = None, n_word
     = paper in class `target_class` (None: the most frequent class of the subset -- a snowball
     sample is dominated by a few classes), the `n_words` words with the largest chi-squared score
     on the training papers."""
-    from sklearn.feature_selection import chi2
-
     _check_name(name)
     if not 0.0 < train_fraction < 1.0:
         raise XcoreError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")

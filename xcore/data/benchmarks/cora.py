@@ -18,18 +18,30 @@ atoms are targets with their truth. `subset` keeps a connected-ish sample of tha
 
 from __future__ import annotations
 
+import collections
 import hashlib
+import io
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+from sklearn.feature_selection import chi2
+from sklearn.linear_model import LogisticRegression
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.data.shared import shared_data_dir
 from xcore.errors import DataError
+from xcore.runtime import limited_threads
+
+try:
+    from numpy._core.multiarray import _reconstruct as _numpy_reconstruct
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import _reconstruct as _numpy_reconstruct  # type: ignore[no-redef]
 
 DEFAULT_ROOT = shared_data_dir() / "planetoid_cora"
 
@@ -47,19 +59,13 @@ CHECKED_FILES: dict[str, str] = {
 
 
 def _reconstruct():
-    try:
-        from numpy._core.multiarray import _reconstruct as r
-    except ImportError:  # numpy < 2
-        from numpy.core.multiarray import _reconstruct as r  # type: ignore[no-redef]
-    return r
+    return _numpy_reconstruct
 
 
 class _CheckedUnpickler(pickle.Unpickler):
     """Admits only the classes the Planetoid files use (arrays, a CSR matrix, a defaultdict of lists)."""
 
     def find_class(self, module: str, name: str):
-        import collections
-
         allowed = {
             ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
             ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
@@ -91,9 +97,6 @@ def _read_checked(root: Path, name: str, checked: dict[str, str] | None = None) 
 
 
 def _load(root: Path, name: str, checked: dict[str, str] | None = None):
-    import io
-    import warnings
-
     data = _read_checked(root, name, checked)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -150,9 +153,6 @@ def cora_schema() -> list[Predicate]:
 def load_cora_dataset(root: str | Path = DEFAULT_ROOT, subset: int | None = None,
                       observed_fraction: float = 0.5, n_words: int = 50, seed: int = 0) -> RelationalDataset:
     """Cora as a `RelationalDataset` with target ``has_cat``; see the module docstring."""
-    from sklearn.feature_selection import chi2
-    from sklearn.linear_model import LogisticRegression
-
     if not 0.0 < observed_fraction < 1.0:
         raise DataError(f"observed_fraction must be in (0, 1), got {observed_fraction}")
     X, labels, adj = load_cora_arrays(root)
@@ -175,8 +175,6 @@ def load_cora_dataset(root: str | Path = DEFAULT_ROOT, subset: int | None = None
     W = X[:, words].tocoo()
     counts = (X[observed][:, words].T @ onehot[observed])  # words x cats
     share = (np.asarray(counts) + 1.0) / (np.asarray(counts).sum(axis=1, keepdims=True) + n_cat)
-    from xcore.runtime import limited_threads
-
     with limited_threads(1):  # small problem: OpenBLAS threads only spin (see bench/psl_esms_parallel.py)
         clf = LogisticRegression(max_iter=2000, C=1.0, random_state=seed).fit(Xo, yo)
     proba = np.zeros((n, n_cat))
@@ -203,8 +201,6 @@ def load_cora_dataset(root: str | Path = DEFAULT_ROOT, subset: int | None = None
 
 def snowball_sample(adj: sp.csr_matrix, nodes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """About `k` labelled nodes by breadth-first search from random starts (keeps citation links)."""
-    from scipy.sparse.csgraph import breadth_first_order
-
     allowed = np.zeros(adj.shape[0], dtype=bool)
     allowed[nodes] = True
     taken = np.zeros(adj.shape[0], dtype=bool)

@@ -38,13 +38,15 @@ predictions for every rated pair, standing in for the latent-factor predictors o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.sparse.linalg import svds
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.rating_features import derived_tables
+from xcore.data.io import write_psl_folder
 from xcore.data.schema import Predicate
 
 PRESETS: dict[str, dict[str, float | int]] = {
@@ -116,23 +118,58 @@ def make_lastfm(
     name: str = "lastfm_synthetic",
 ) -> RelationalDataset:
     """Generate a LastFM-shaped `RelationalDataset` from the planted process in the module doc."""
+    _check_sizes(n_users, n_items, n_ratings, target_fraction)
+    rng = np.random.default_rng(seed)
+    n_genres = n_genres or max(4, n_items // 200)
+    n_communities = n_communities or max(2, n_users // 60)
+    world = _world(rng, n_users, n_items, n_factors, n_genres, n_communities, friends_per_user, friend_influence,
+                   item_smoothing)
+    users, items = _rated_pairs(rng, world.planted, world.genre, world.genre_c, n_ratings, genre_share,
+                                popularity_exponent)
+    r = _ratings(rng, world, users, items, genre_taste, noise, friend_contagion)
+    held = np.zeros(len(r), dtype=bool)
+    held[rng.choice(len(r), size=int(round(target_fraction * len(r))), replace=False)] = True
+    tables = _tables(world, users, items, r, held, k_sim, seed)
+    description = (f"Synthetic LastFM-shaped data (seed {seed}): {n_users} users, {n_items} items, "
+                   f"{int((~held).sum())} observed and {int(held.sum())} held-out ratings, "
+                   f"{len(world.friends[0]) // 2} friendships, top-{k_sim} similarities; planted latent factors "
+                   f"with friend influence {friend_influence} and genre smoothing {item_smoothing}, "
+                   f"genre taste {genre_taste}, friend contagion {friend_contagion}.")
+    return RelationalDataset(lastfm_schema(), tables, name=name, description=description)
+
+
+def _check_sizes(n_users: int, n_items: int, n_ratings: int, target_fraction: float) -> None:
+    """ValueError unless the sizes allow the planted process."""
     if n_users < 2 or n_items < 2:
         raise ValueError("need at least 2 users and 2 items")
     if not 0 < n_ratings <= n_users * n_items // 2:
         raise ValueError(f"n_ratings must be in 1..{n_users * n_items // 2} for this many users and items")
     if not 0.0 <= target_fraction < 1.0:
         raise ValueError("target_fraction must be in [0, 1)")
-    rng = np.random.default_rng(seed)
-    n_genres = n_genres or max(4, n_items // 200)
-    n_communities = n_communities or max(2, n_users // 60)
 
+
+@dataclass(frozen=True)
+class _World:
+    """The planted world: genres of items, communities and friendships of users, latent factors."""
+
+    genre: np.ndarray
+    genre_c: np.ndarray
+    friends: tuple[np.ndarray, np.ndarray]
+    adj: sp.csr_matrix
+    planted: _Planted
+    n_factors: int
+    n_genres: int
+
+
+def _world(rng: np.random.Generator, n_users: int, n_items: int, n_factors: int, n_genres: int, n_communities: int,
+           friends_per_user: float, friend_influence: float, item_smoothing: float) -> _World:
+    """Steps 1-3 of the module doc: genres, communities, factors pulled towards friends and genres."""
     genre = _zipf_labels(rng, n_items, n_genres)
     community = _zipf_labels(rng, n_users, n_communities)
     genre_c = rng.normal(size=(n_genres, n_factors))
     comm_c = rng.normal(size=(n_communities, n_factors))
     p = comm_c[community] + 0.7 * rng.normal(size=(n_users, n_factors))
     q = rng.normal(size=(n_items, n_factors))
-
     fu, fv = _friendships(rng, community, friends_per_user)
     adj = sp.csr_matrix((np.ones(len(fu)), (fu, fv)), shape=(n_users, n_users))
     deg = np.asarray(adj.sum(axis=1)).ravel()
@@ -140,70 +177,49 @@ def make_lastfm(
     p_eff = np.where(deg[:, None] > 0, (1 - friend_influence) * p + friend_influence * friend_mean, p)
     q_eff = (1 - item_smoothing) * q + item_smoothing * genre_c[genre]
     planted = _Planted(p_eff, q_eff, 0.5 * rng.normal(size=n_users), 0.5 * rng.normal(size=n_items))
+    return _World(genre, genre_c, (fu, fv), adj, planted, n_factors, n_genres)
 
-    users, items = _rated_pairs(rng, planted, genre, genre_c, n_ratings, genre_share, popularity_exponent)
+
+def _ratings(rng: np.random.Generator, w: _World, users: np.ndarray, items: np.ndarray, genre_taste: float,
+             noise: float, friend_contagion: float) -> np.ndarray:
+    """Steps 5-6: the rating of each rated pair from the planted factors, genre tastes and friends."""
+    planted, n_users = w.planted, len(w.planted.user_bias)
     score = planted.user_bias[users] + planted.item_bias[items] + np.einsum(
-        "ij,ij->i", planted.user_factors[users], planted.item_factors[items]) / np.sqrt(n_factors)
+        "ij,ij->i", planted.user_factors[users], planted.item_factors[items]) / np.sqrt(w.n_factors)
     # a user's own taste for each genre: a full-rank users x genres shock, seen only through the
     # user's ratings of the genre's (similar) items, not by a low-rank model
-    taste = genre_taste * rng.normal(size=(n_users, n_genres))
-    score = score / (score.std() + 1e-12) + taste[users, genre[items]]
+    taste = genre_taste * rng.normal(size=(n_users, w.n_genres))
+    score = score / (score.std() + 1e-12) + taste[users, w.genre[items]]
     z = (score - score.mean()) / (score.std() + 1e-12)
     r0 = np.clip(1 / (1 + np.exp(-z)) + rng.normal(scale=noise, size=len(z)), 0.0, 1.0)
-    r = _contagion(r0, users, items, adj, friend_contagion).round(3)
+    return _contagion(r0, users, items, w.adj, friend_contagion).round(3)
 
-    held = np.zeros(len(r), dtype=bool)
-    held[rng.choice(len(r), size=int(round(target_fraction * len(r))), replace=False)] = True
+
+def _pairs(a: np.ndarray, b: np.ndarray, na: np.ndarray, nb: np.ndarray, v: np.ndarray | None = None) -> pd.DataFrame:
+    """A two-argument predicate table of named pairs (value 1 unless given)."""
+    return pd.DataFrame({"a0": na.take(a), "a1": nb.take(b), "value": np.ones(len(a)) if v is None else v})
+
+
+def _tables(w: _World, users: np.ndarray, items: np.ndarray, r: np.ndarray, held: np.ndarray, k_sim: int,
+            seed: int) -> dict[str, dict[str, pd.DataFrame]]:
+    """Every predicate's tables: ratings observed and held out, friendships, derived predicates."""
+    n_users, n_items = len(w.planted.user_bias), len(w.planted.item_bias)
     obs = ~held
     # observed ratings; a rating of exactly 0 stays an explicit entry (it counts as rated)
     R = sp.csr_matrix((r[obs], (users[obs], items[obs])), shape=(n_users, n_items))
-
-    uname = _names("u", n_users)
-    iname = _names("i", n_items)
-
-    def pairs(a: np.ndarray, b: np.ndarray, na: np.ndarray, nb: np.ndarray, v: np.ndarray | None = None):
-        return pd.DataFrame({"a0": na.take(a), "a1": nb.take(b), "value": np.ones(len(a)) if v is None else v})
-
+    uname, iname = _names("u", n_users), _names("i", n_items)
+    fu, fv = w.friends
     tables: dict[str, dict[str, pd.DataFrame]] = {
-        "rated": {"obs": pairs(users, items, uname, iname)},
+        "rated": {"obs": _pairs(users, items, uname, iname)},
         "rating": {
-            "obs": pairs(users[obs], items[obs], uname, iname, r[obs]),
-            "targets": pairs(users[held], items[held], uname, iname).drop(columns="value"),
-            "truth": pairs(users[held], items[held], uname, iname, r[held]),
+            "obs": _pairs(users[obs], items[obs], uname, iname, r[obs]),
+            "targets": _pairs(users[held], items[held], uname, iname).drop(columns="value"),
+            "truth": _pairs(users[held], items[held], uname, iname, r[held]),
         },
-        "friend": {"obs": pairs(fu, fv, uname, uname)},
+        "friend": {"obs": _pairs(fu, fv, uname, uname)},
     }
-    Rb = R.copy()
-    Rb.data[:] = 1.0
-    item_sims = {
-        "sim_cosine_items": _cosine(R.T.tocsr()),
-        "sim_pearson_items": _cosine(_centre_rows(R.T.tocsr())),
-        "sim_jaccard_items": _jaccard(Rb.T.tocsr()),
-    }
-    for pred, S in item_sims.items():
-        a, b, v = _top_k(S, k_sim)
-        tables[pred] = {"obs": pairs(a, b, iname, iname, v)}
-    a, b, v = _top_k(_cosine(R), k_sim)
-    tables["sim_cosine_users"] = {"obs": pairs(a, b, uname, uname, v)}
-
-    mu, bu, bi = _biases(R, shrink=5.0)
-    tables["sgd_rating"] = {"obs": pairs(users, items, uname, iname,
-                                         _low_rank_predict(R, mu, bu, bi, users, items, rank=10, scale=1.0, seed=seed))}
-    mu2, bu2, bi2 = _biases(R, shrink=25.0)
-    tables["bpmf_rating"] = {"obs": pairs(users, items, uname, iname,
-                                          _low_rank_predict(R, mu2, bu2, bi2, users, items, rank=20, scale=0.6, seed=seed + 1))}
-    u_mean = _row_means(R, default=mu)
-    i_mean = _row_means(R.T.tocsr(), default=mu)
-    seen_u, seen_i = np.unique(users), np.unique(items)
-    tables["avg_user_rating"] = {"obs": pd.DataFrame({"a0": uname.take(seen_u), "value": u_mean[seen_u].round(3)})}
-    tables["avg_item_rating"] = {"obs": pd.DataFrame({"a0": iname.take(seen_i), "value": i_mean[seen_i].round(3)})}
-
-    description = (f"Synthetic LastFM-shaped data (seed {seed}): {n_users} users, {n_items} items, "
-                   f"{int(obs.sum())} observed and {int(held.sum())} held-out ratings, "
-                   f"{len(fu) // 2} friendships, top-{k_sim} similarities; planted latent factors "
-                   f"with friend influence {friend_influence} and genre smoothing {item_smoothing}, "
-                   f"genre taste {genre_taste}, friend contagion {friend_contagion}.")
-    return RelationalDataset(lastfm_schema(), tables, name=name, description=description)
+    tables.update(derived_tables(R, users, items, uname, iname, k_sim, seed, _pairs))
+    return tables
 
 
 def lastfm_preset(preset: str = "small", seed: int = 0, **overrides: object) -> RelationalDataset:
@@ -308,83 +324,6 @@ def _rated_pairs(rng, planted: _Planted, genre: np.ndarray, genre_c: np.ndarray,
     return keys // n_items, keys % n_items
 
 
-# ---------------------------------------------------------------------- derived predicates
-def _l2_normalise_rows(M: sp.csr_matrix) -> sp.csr_matrix:
-    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
-    return sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ M
-
-
-def _cosine(M: sp.csr_matrix) -> sp.csr_matrix:
-    """Row-row cosine similarity (sparse product of row-normalised rows)."""
-    N = _l2_normalise_rows(M.tocsr())
-    return (N @ N.T).tocsr()
-
-
-def _centre_rows(M: sp.csr_matrix) -> sp.csr_matrix:
-    """Subtract each row's mean over its stored entries (so cosine becomes a Pearson correlation)."""
-    M = M.tocsr(copy=True)
-    counts = np.diff(M.indptr)
-    means = np.asarray(M.sum(axis=1)).ravel() / np.maximum(counts, 1)
-    M.data = M.data - np.repeat(means, counts)
-    return M
-
-
-def _jaccard(B: sp.csr_matrix) -> sp.csr_matrix:
-    """Row-row Jaccard overlap of binary rows."""
-    inter = (B @ B.T).tocoo()
-    size = np.asarray(B.sum(axis=1)).ravel()
-    union = size[inter.row] + size[inter.col] - inter.data
-    return sp.csr_matrix((inter.data / np.maximum(union, 1), (inter.row, inter.col)), shape=inter.shape)
-
-
-def _top_k(S: sp.spmatrix, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row the k largest positive off-diagonal entries (ties by column); values rounded to 3."""
-    S = S.tocsr()
-    S.sort_indices()
-    C = S.tocoo()
-    keep = (C.row != C.col) & (C.data > 1e-9)
-    row, col, val = C.row[keep].astype(np.int64), C.col[keep].astype(np.int64), C.data[keep]
-    # one int64 key: row, then descending value (quantised to 2^-30); stable sort keeps column order
-    key = (row << 31) | (2**31 - 1 - np.round(np.clip(val, 0.0, 1.0) * 2**30).astype(np.int64))
-    order = np.argsort(key, kind="stable")
-    row, col, val = row[order], col[order], val[order]
-    first = np.searchsorted(row, row, side="left")
-    rank = np.arange(len(row)) - first
-    sel = rank < k
-    return row[sel], col[sel], np.clip(val[sel], 0.0, 1.0).round(3)
-
-
-def _biases(R: sp.csr_matrix, shrink: float) -> tuple[float, np.ndarray, np.ndarray]:
-    """Global mean and shrunk user and item biases of the observed ratings."""
-    C = R.tocoo()
-    mu = float(C.data.mean()) if C.nnz else 0.5
-    n_u = np.bincount(C.row, minlength=R.shape[0])
-    bu = np.bincount(C.row, weights=C.data - mu, minlength=R.shape[0]) / (n_u + shrink)
-    res = C.data - mu - bu[C.row]
-    n_i = np.bincount(C.col, minlength=R.shape[1])
-    bi = np.bincount(C.col, weights=res, minlength=R.shape[1]) / (n_i + shrink)
-    return mu, bu, bi
-
-
-def _low_rank_predict(R, mu, bu, bi, users, items, rank: int, scale: float, seed: int) -> np.ndarray:
-    """Biases plus a rank-`rank` truncated SVD of the residuals, evaluated at (users, items)."""
-    C = R.tocoo()
-    E = sp.csr_matrix((C.data - mu - bu[C.row] - bi[C.col], (C.row, C.col)), shape=R.shape)
-    pred = mu + bu[users] + bi[items]
-    k = min(rank, min(R.shape) - 1)
-    if k >= 1 and E.nnz:
-        v0 = np.random.default_rng(seed).normal(size=min(R.shape))
-        U, s, Vt = svds(E, k=k, v0=v0)
-        pred = pred + scale * np.einsum("ij,ij->i", U[users] * s, Vt.T[items])
-    return np.clip(pred, 0.0, 1.0).round(3)
-
-
-def _row_means(M: sp.csr_matrix, default: float) -> np.ndarray:
-    counts = np.diff(M.indptr)
-    sums = np.asarray(M.sum(axis=1)).ravel()
-    return np.where(counts > 0, sums / np.maximum(counts, 1), default)
-
-
 # ---------------------------------------------------------------------- bundled demo sample
 DEMO_RULES = """\
 # Collaborative-filtering rules in the style of PSL's LastFM model (Kouki et al., RecSys 2015).
@@ -437,10 +376,6 @@ RecSys 2015, and the HetRec 2011 Last.fm dataset (GroupLens). No real data is in
 
 def write_lastfm_demo(folder: str = "sample_data/lastfm_demo", seed: int = 0) -> RelationalDataset:
     """Write the `small` preset as a PSL folder with README.md and model.psl; returns the dataset."""
-    from pathlib import Path
-
-    from xcore.data.io import write_psl_folder
-
     ds = lastfm_preset("small", seed=seed)
     ds.name = "lastfm_demo"
     path = Path(folder)

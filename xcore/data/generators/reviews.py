@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.generators.review_links import choose_restaurants, link_tables
+from xcore.data.io import load_psl_folder
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import DataError, XcoreError
 
@@ -146,6 +148,43 @@ def generate_reviews(n_reviews: int = 300, seed: int = 0, **knobs: float) -> Rev
     p_neutral, max_links, noise_links, train_fraction. Vectorised: 3,000 reviews take well under
     a second.
     """
+    k = _checked_knobs(n_reviews, knobs)
+    n = int(n_reviews)
+    rng = np.random.default_rng(seed)
+    world = _plant(rng, n, k)
+    label = world.label
+    # 2. words
+    tone = np.where(rng.random(n) < float(k["tone_flip"]), 1 - label, label)
+    present = rng.random((n, len(VOCABULARY))) < word_probabilities(k)[tone]  # (2, V): row = tone
+    order_keys = rng.random(present.shape)
+    # 3. links
+    width = len(str(n - 1))
+    names = np.array([f"r{i:0{width}d}" for i in range(n)], dtype=object)
+    link_frames, true_links = link_tables({"same_user": world.user, "same_restaurant": world.rest}, label, names,
+                                          int(k["max_links"]), float(k["noise_links"]), rng)
+    # 4. split
+    n_train = min(max(int(round(float(k["train_fraction"]) * n)), 1), n - 1)
+    is_train = np.zeros(n, dtype=bool)
+    is_train[rng.permutation(n)[:n_train]] = True
+
+    desc = (f"Synthetic restaurant reviews (seed {seed}): {n} reviews by {world.n_users} users about {world.n_rest} "
+            f"restaurants in {world.n_groups} latent groups, {len(VOCABULARY)} words "
+            f"({len(POSITIVE_WORDS)} planted positive, {len(NEGATIVE_WORDS)} planted negative), {len(link_frames['same_user']) // 2} same-user and "
+            f"{len(link_frames['same_restaurant']) // 2} same-restaurant links (with noise links), "
+            f"{n_train} training reviews.")
+    dataset = RelationalDataset(review_schema(), _tables(names, present, label, link_frames, is_train),
+                                name="reviews", description=desc)
+    annotation = ReviewAnnotation(
+        planted_words={**{w: 1 for w in POSITIVE_WORDS}, **{w: -1 for w in NEGATIVE_WORDS}},
+        true_links=true_links,
+        labels=dict(zip(names.tolist(), label.tolist())),
+    )
+    params = {"n_reviews": n, "seed": int(seed), **{key: k[key] for key in DEFAULTS}}
+    return ReviewData(dataset, annotation, _docs(names, world, present, order_keys, is_train), list(VOCABULARY), params)
+
+
+def _checked_knobs(n_reviews: int, knobs: Mapping[str, float]) -> dict[str, float]:
+    """The knobs over `DEFAULTS`, or an XcoreError naming the first bad one."""
     unknown = set(knobs) - set(DEFAULTS)
     if unknown:
         raise XcoreError(f"generate_reviews: unknown option(s) {', '.join(sorted(unknown))}; "
@@ -164,81 +203,64 @@ def generate_reviews(n_reviews: int = 300, seed: int = 0, **knobs: float) -> Rev
     for name in ("group_scale", "individual_scale", "noise_links", "max_links"):
         if not float(k[name]) >= 0:
             raise XcoreError(f"generate_reviews: {name} must be >= 0, got {k[name]}")
-    n = int(n_reviews)
-    rng = np.random.default_rng(seed)
+    return k
+
+
+@dataclass(frozen=True)
+class _Planted:
+    """Step 1: each review's user, restaurant and class, from latent groups with leanings."""
+
+    user: np.ndarray
+    rest: np.ndarray
+    label: np.ndarray
+    n_users: int
+    n_rest: int
+    n_groups: int
+
+
+def _plant(rng: np.random.Generator, n: int, k: Mapping[str, float]) -> _Planted:
+    """Latent groups, leanings and classes (step 1 of the module docstring)."""
     n_users = max(2, int(round(n / float(k["reviews_per_user"]))))
     n_rest = max(2, int(round(n / float(k["reviews_per_restaurant"]))))
     n_groups = max(2, int(round(n / float(k["reviews_per_group"]))))
-
-    # 1. latent groups, leanings and classes
     group_lean = rng.permutation(np.linspace(-float(k["group_scale"]), float(k["group_scale"]), n_groups))
     user_group, rest_group = rng.integers(0, n_groups, n_users), rng.integers(0, n_groups, n_rest)
     user_lean = group_lean[user_group] + rng.normal(0.0, float(k["individual_scale"]), n_users)
     rest_lean = group_lean[rest_group] + rng.normal(0.0, float(k["individual_scale"]), n_rest)
     user = rng.integers(0, n_users, n)
-    rest = _choose_restaurants(user_group[user], rest_group, float(k["loyalty"]), rng)
+    rest = choose_restaurants(user_group[user], rest_group, float(k["loyalty"]), rng)
     logit = user_lean[user] + rest_lean[rest] + float(k["class_bias"])
     label = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
+    return _Planted(user, rest, label, n_users, n_rest, n_groups)
 
-    # 2. words
-    tone = np.where(rng.random(n) < float(k["tone_flip"]), 1 - label, label)
-    probs = word_probabilities(k)  # (2, V): row = tone
-    present = rng.random((n, len(VOCABULARY))) < probs[tone]
-    order_keys = rng.random(present.shape)
 
-    # 3. links
-    links = {"same_user": user, "same_restaurant": rest}
-    link_frames, true_sets = {}, []
-    width = len(str(n - 1))
-    names = np.array([f"r{i:0{width}d}" for i in range(n)], dtype=object)
-    for pred, group in links.items():
-        a, b = _group_links(group, int(k["max_links"]), rng)
-        na, nb = _noise_links(group, int(round(float(k["noise_links"]) * len(a) / 2)), rng)
-        la, lb = np.concatenate([a, na]), np.concatenate([b, nb])
-        order = np.lexsort((lb, la))
-        link_frames[pred] = pd.DataFrame({"a0": names[la[order]], "a1": names[lb[order]], "value": 1.0})
-        true = label[a] == label[b]
-        true_sets.append(frozenset(zip([pred] * int(true.sum()), names[a[true]], names[b[true]])))
-
-    # 4. split
-    n_train = int(round(float(k["train_fraction"]) * n))
-    n_train = min(max(n_train, 1), n - 1)
-    is_train = np.zeros(n, dtype=bool)
-    is_train[rng.permutation(n)[:n_train]] = True
-
+def _tables(names: np.ndarray, present: np.ndarray, label: np.ndarray, link_frames: Mapping[str, pd.DataFrame],
+            is_train: np.ndarray) -> dict[str, dict[str, pd.DataFrame]]:
+    """The dataset's tables: words, links, and the class observed on training reviews, held out on the rest."""
     rows, cols = np.nonzero(present)
     words = np.array(VOCABULARY, dtype=object)
-    has_word = pd.DataFrame({"a0": names[rows], "a1": words[cols], "value": 1.0})
     lab = label.astype(float)
-    tables = {
-        WORD: {"obs": has_word},
+    return {
+        WORD: {"obs": pd.DataFrame({"a0": names[rows], "a1": words[cols], "value": 1.0})},
         **{p: {"obs": f} for p, f in link_frames.items()},
         TARGET: {"obs": pd.DataFrame({"a0": names[is_train], "value": lab[is_train]}),
                  "targets": pd.DataFrame({"a0": names[~is_train]}),
                  "truth": pd.DataFrame({"a0": names[~is_train], "value": lab[~is_train]})},
     }
-    params = {"n_reviews": n, "seed": int(seed), **{key: k[key] for key in DEFAULTS}}
-    desc = (f"Synthetic restaurant reviews (seed {seed}): {n} reviews by {n_users} users about {n_rest} "
-            f"restaurants in {n_groups} latent groups, {len(VOCABULARY)} words "
-            f"({len(POSITIVE_WORDS)} planted positive, {len(NEGATIVE_WORDS)} planted negative), {len(link_frames['same_user']) // 2} same-user and "
-            f"{len(link_frames['same_restaurant']) // 2} same-restaurant links (with noise links), "
-            f"{n_train} training reviews.")
-    dataset = RelationalDataset(review_schema(), tables, name="reviews", description=desc)
 
-    # readable text: the review's words in a random order
+
+def _docs(names: np.ndarray, world: _Planted, present: np.ndarray, order_keys: np.ndarray,
+          is_train: np.ndarray) -> pd.DataFrame:
+    """One row per review with readable text: its words in a random order."""
+    rows, cols = np.nonzero(present)
+    words = np.array(VOCABULARY, dtype=object)
     key = np.lexsort((order_keys[rows, cols], rows))
     text = pd.Series(words[cols[key]]).groupby(rows[key]).agg(" ".join)
-    docs = pd.DataFrame({
-        "review": names, "user": [f"u{i}" for i in user], "restaurant": [f"b{i}" for i in rest],
-        "label": label, "split": np.where(is_train, "train", "test"),
-        "text": text.reindex(np.arange(n), fill_value="").to_numpy(dtype=object),
+    return pd.DataFrame({
+        "review": names, "user": [f"u{i}" for i in world.user], "restaurant": [f"b{i}" for i in world.rest],
+        "label": world.label, "split": np.where(is_train, "train", "test"),
+        "text": text.reindex(np.arange(len(names)), fill_value="").to_numpy(dtype=object),
     })
-    annotation = ReviewAnnotation(
-        planted_words={**{w: 1 for w in POSITIVE_WORDS}, **{w: -1 for w in NEGATIVE_WORDS}},
-        true_links=frozenset().union(*true_sets),
-        labels=dict(zip(names.tolist(), label.tolist())),
-    )
-    return ReviewData(dataset, annotation, docs, list(VOCABULARY), params)
 
 
 def word_probabilities(knobs: Mapping[str, float] | None = None) -> np.ndarray:
@@ -249,64 +271,6 @@ def word_probabilities(knobs: Mapping[str, float] | None = None) -> np.ndarray:
     pos_tone = np.r_[np.full(npos, hi), np.full(nneg, lo), np.full(nneu, mid)]
     neg_tone = np.r_[np.full(npos, lo), np.full(nneg, hi), np.full(nneu, mid)]
     return np.vstack([neg_tone, pos_tone])
-
-
-def _choose_restaurants(group: np.ndarray, rest_group: np.ndarray, loyalty: float,
-                       rng: np.random.Generator) -> np.ndarray:
-    """Per review: a uniform restaurant of its group (probability `loyalty`, if the group has one),
-    else a uniform restaurant."""
-    n, n_rest = len(group), len(rest_group)
-    order = np.argsort(rest_group, kind="stable")
-    lo = np.searchsorted(rest_group[order], group, side="left")
-    hi = np.searchsorted(rest_group[order], group, side="right")
-    own = order[np.minimum(lo + (rng.random(n) * (hi - lo)).astype(np.int64), n_rest - 1)]
-    anywhere = rng.integers(0, n_rest, n)
-    return np.where((rng.random(n) < loyalty) & (hi > lo), own, anywhere)
-
-
-def _group_links(group: np.ndarray, max_links: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric within-group links: each item draws up to `max_links` distinct partners of its group."""
-    n = len(group)
-    if max_links <= 0 or n < 2:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.argsort(group, kind="stable")
-    g = group[order]
-    start = np.searchsorted(g, g, side="left")
-    size = np.searchsorted(g, g, side="right") - start
-    pos = np.arange(n) - start
-    width = int(size.max()) - 1
-    if width <= 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    offsets = np.arange(1, width + 1)
-    valid = offsets[None, :] < size[:, None]
-    keys = np.where(valid, rng.random((n, width)), np.inf)
-    pick = np.argsort(keys, axis=1, kind="stable")[:, :max_links]
-    ok = np.take_along_axis(valid, pick, axis=1)
-    i, j = np.nonzero(ok)
-    partner = start[i] + (pos[i] + offsets[pick[i, j]]) % size[i]
-    return _symmetric(order[i], order[partner])
-
-
-def _noise_links(group: np.ndarray, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """At most `m` distinct random undirected pairs from different groups (so never a group link),
-    in both directions."""
-    n = len(group)
-    if m <= 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    a, b = rng.integers(0, n, 2 * m), rng.integers(0, n, 2 * m)
-    keep = group[a] != group[b]
-    a, b = a[keep][:m], b[keep][:m]
-    return _symmetric(a, b)
-
-
-def _symmetric(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct undirected pairs of (a, b) (self pairs dropped), in both directions, sorted."""
-    keep = a != b
-    lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-    pairs = np.unique(np.column_stack([lo, hi]), axis=0) if len(lo) else np.zeros((0, 2), np.int64)
-    both = np.concatenate([pairs, pairs[:, ::-1]])
-    both = both[np.lexsort((both[:, 1], both[:, 0]))]
-    return both[:, 0].astype(np.int64), both[:, 1].astype(np.int64)
 
 
 # ---------------------------------------------------------------------- files
@@ -376,8 +340,6 @@ def _annotation_from_object(obj: dict, file: str) -> ReviewAnnotation:
 
 def load_review_sample(folder: str | Path) -> ReviewData:
     """A saved review sample (PSL folder + annotation.json) back as `ReviewData`."""
-    from xcore.data.io import load_psl_folder
-
     folder = Path(folder)
     annotation = load_review_annotation(folder)
     obj, file = _read_annotation_json(folder)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.samples import sample_data_dir
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import DataError
 
@@ -25,8 +26,6 @@ META_FILES = ("obj_freq.txt", "rel_freq.txt")
 
 def gqa_meta_dir() -> Path:
     """The shipped copy of NLIL's GQA frequency tables."""
-    from xcore.data.samples import sample_data_dir
-
     return sample_data_dir() / "nlil_gqa_meta"
 
 
@@ -92,7 +91,22 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
         raise DataError("scenes, objects per scene and targets per scene must be at least 1")
     if not 0.0 <= noise < 0.5 or not 0.0 <= plant_rate <= 1.0 or not 0.0 < test_fraction < 1.0:
         raise DataError("noise must be in [0, 0.5), plant_rate in [0, 1], test_fraction in (0, 1)")
-    folder = Path(meta) if meta is not None else gqa_meta_dir()
+    types, relt = _vocabulary(labels, n_types, n_relations, Path(meta) if meta is not None else gqa_meta_dir())
+    rng = np.random.default_rng(seed)
+    S, K, T = n_scenes, objects_per_scene, targets_per_scene
+    ctx, tgt, ctx_type, edges = _random_scenes(rng, S, K, T, types, relt, edges_per_object)
+    edges, types_frame = _plant(rng, labels, tgt, plant_rate, edges, ctx, ctx_type)
+    truth = _labels(rng, labels, tgt, edges, types_frame, noise)
+    test = rng.random(len(tgt)) < test_fraction
+    preds, tables = _scene_tables(types_frame, edges, labels, truth, tgt, test)
+    return RelationalDataset(Schema.of(preds), tables, name=f"scenes_{n_scenes}x{objects_per_scene}_seed{seed}",
+                             description="GQA-like scene graphs (GQA object/relation frequencies) with planted "
+                                         "rules: " + "; ".join(r.text(lab) for lab, rs in labels.items() for r in rs))
+
+
+def _vocabulary(labels: dict[str, tuple[PlantedRule, ...]], n_types: int, n_relations: int,
+                folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(object types, relation types) with GQA counts: the most frequent ones plus every planted one."""
     objs = read_frequencies(folder / "obj_freq.txt")
     rels = read_frequencies(folder / "rel_freq.txt")
     planted_objs = {r.obj for alts in labels.values() for r in alts}
@@ -104,27 +118,38 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
     missing = (planted_objs - set(types["name"])) | (planted_rels - set(relt["name"]))
     if missing:
         raise DataError(f"planted names not in the GQA tables: {', '.join(sorted(missing))}", file=str(folder))
-    rng = np.random.default_rng(seed)
+    return types, relt
+
+
+def _random_scenes(rng: np.random.Generator, S: int, K: int, T: int, types: pd.DataFrame, relt: pd.DataFrame,
+                   edges_per_object: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.DataFrame]:
+    """(context objects, target objects, context types, relations): random relations inside each scene,
+    between any two distinct objects (context or target), types and relations by GQA frequency."""
     tname, tp = types["name"].to_numpy(), types["count"].to_numpy(float)
     rname, rp = relt["name"].to_numpy(), relt["count"].to_numpy(float)
-    S, K, T = n_scenes, objects_per_scene, targets_per_scene
     ctx = np.array([f"s{s}_o{k}" for s in range(S) for k in range(K)], dtype=object)
     tgt = np.array([f"s{s}_t{k}" for s in range(S) for k in range(T)], dtype=object)
     ctx_type = rng.choice(tname, size=S * K, p=tp / tp.sum()).astype(object)
-    # random relations inside each scene, between any two distinct objects (context or target)
     n_edges = int(round(edges_per_object * (K + T))) * S
     scene = rng.integers(0, S, n_edges)
     a = rng.integers(0, K + T, n_edges)
     b = (a + rng.integers(1, K + T, n_edges)) % (K + T)
-    def name(s, i):
+
+    def name(s: np.ndarray, i: np.ndarray) -> np.ndarray:
         return np.where(i < K, np.char.add(np.char.add("s", s.astype(str)), np.char.add("_o", i.astype(str))),
                         np.char.add(np.char.add("s", s.astype(str)), np.char.add("_t", (i - K).astype(str))))
     edges = pd.DataFrame({"rel": rng.choice(rname, size=n_edges, p=rp / rp.sum()),
                           "a0": name(scene, a).astype(object), "a1": name(scene, b).astype(object)})
-    # plant: for a fraction of targets, add a fresh typed object related to it by one alternative
+    return ctx, tgt, ctx_type, edges
+
+
+def _plant(rng: np.random.Generator, labels: dict[str, tuple[PlantedRule, ...]], tgt: np.ndarray, plant_rate: float,
+           edges: pd.DataFrame, ctx: np.ndarray, ctx_type: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(relations, typed objects) after planting: for a fraction of targets, a fresh typed object related
+    to it by one alternative of a random label."""
     alts = [(lab, r) for lab, rs in labels.items() for r in rs]
-    chosen = rng.random(S * T) < plant_rate
-    pick = rng.integers(0, len(alts), S * T)
+    chosen = rng.random(len(tgt)) < plant_rate
+    pick = rng.integers(0, len(alts), len(tgt))
     new_objs = np.array([f"{t}_p" for t in tgt[chosen]], dtype=object)
     new_type = np.array([alts[j][1].obj for j in pick[chosen]], dtype=object)
     new_rel = np.array([alts[j][1].rel for j in pick[chosen]], dtype=object)
@@ -134,7 +159,13 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
     edges = pd.concat([edges, planted], ignore_index=True).drop_duplicates(ignore_index=True)
     types_frame = pd.DataFrame({"type": np.concatenate([ctx_type, new_type]),
                                 "obj": np.concatenate([ctx, new_objs])})
-    # labels: the planted disjunction evaluated on the graph (vectorised joins), then noise
+    return edges, types_frame
+
+
+def _labels(rng: np.random.Generator, labels: dict[str, tuple[PlantedRule, ...]], tgt: np.ndarray,
+            edges: pd.DataFrame, types_frame: pd.DataFrame, noise: float) -> dict[str, np.ndarray]:
+    """Each label's truth on the targets: the planted disjunction evaluated on the graph (vectorised
+    joins), then flipped with probability `noise`."""
     truth = {}
     for lab, rs in labels.items():
         hit = np.zeros(len(tgt), dtype=bool)
@@ -145,7 +176,14 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
             hit |= np.isin(tgt, typed["x"].to_numpy())
         flip = rng.random(len(tgt)) < noise
         truth[lab] = (hit ^ flip).astype(float)
-    test = rng.random(len(tgt)) < test_fraction
+    return truth
+
+
+def _scene_tables(types_frame: pd.DataFrame, edges: pd.DataFrame, labels: dict[str, tuple[PlantedRule, ...]],
+                  truth: dict[str, np.ndarray], tgt: np.ndarray,
+                  test: np.ndarray) -> tuple[list[Predicate], dict[str, dict[str, pd.DataFrame]]]:
+    """The schema and tables: one unary predicate per type, one binary per relation, the labels
+    observed on training targets and held out on the `test` ones."""
     preds, tables = [], {}
     for t, g in types_frame.groupby("type", sort=True):
         preds.append(Predicate(str(t), 1, ("object",)))
@@ -159,10 +197,7 @@ def make_scenes(n_scenes: int = 60, objects_per_scene: int = 8, targets_per_scen
         tables[lab] = {"obs": pd.DataFrame({"a0": tgt[~test], "value": v[~test]}),
                        "targets": pd.DataFrame({"a0": tgt[test]}),
                        "truth": pd.DataFrame({"a0": tgt[test], "value": v[test]})}
-    ds = RelationalDataset(Schema.of(preds), tables, name=f"scenes_{n_scenes}x{objects_per_scene}_seed{seed}",
-                           description="GQA-like scene graphs (GQA object/relation frequencies) with planted "
-                                       "rules: " + "; ".join(r.text(lab) for lab, rs in labels.items() for r in rs))
-    return ds
+    return preds, tables
 
 
 def planted_rules(labels: dict[str, tuple[PlantedRule, ...]] | None = None) -> dict[str, list[str]]:

@@ -10,6 +10,7 @@ ground-truth explanation ("Syn L/A": Syn 10/4, 10/8, 12/4, 12/8).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -84,6 +85,4 @@ def make_strings(length: int = 10, alphabet_size: int = 4, n: int = 1000, n_matc
 
 
 def _binom_pmf(n: int, k: int, p: float) -> float:
-    from math import comb
-
     return comb(n, k) * p ** k * (1 - p) ** (n - k)

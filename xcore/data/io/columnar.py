@@ -225,50 +225,67 @@ def _read_arrow(data: bytes, file: str, sep: str, encoded: bool = False,
     if header is None:
         return Records([], np.zeros(0, np.int64), None)
     width = len(header)
-    names = [f"f{j}" for j in range(width)]
-    skipped: list[int] = []
-    bad: list[tuple[int, int]] = []
-
-    def on_invalid(row: pacsv.InvalidRow) -> str:
-        """Blank records are skipped (as `split_records` does); the first other bad row stops."""
-        line = int(nonempty[row.number - 1]) if 0 < row.number <= len(nonempty) else 0
-        if _is_blank(row.text, sep, quoted):
-            skipped.append(row.number - 1)
-            return "skip"
-        bad.append((line, int(row.actual_columns)))
-        return "error"
-
-    text_type = pa.dictionary(pa.int32(), pa.string()) if encoded else pa.large_string()
+    rows = _InvalidRows(nonempty, sep, quoted)
     try:
-        table = pacsv.read_csv(
-            io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
-                                            block_size=block_bytes(longest)),
-            parse_options=pacsv.ParseOptions(delimiter=sep, quote_char='"' if quoted else False,
-                                             double_quote=True, escape_char=False,
-                                             newlines_in_values=quoted, ignore_empty_lines=True,
-                                             invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types={n: text_type for n in names},
-                                                 strings_can_be_null=False, check_utf8=False),
-            memory_pool=POOL)
+        table = _arrow_csv(data, width, sep, quoted, encoded, longest, rows)
     except (pa.ArrowException, ValueError, OverflowError, MemoryError) as e:
-        if bad and (bad[0][0] > 0 or not quoted):  # the first record and the first bad one
+        if rows.bad and (rows.bad[0][0] > 0 or not quoted):  # the first record and the first bad one
             return Records([pa.chunked_array([[f.strip()]], pa.string()) for f in header],
-                           np.array([header_line]), bad[0])
+                           np.array([header_line]), rows.bad[0])
         if quoted:
             return None
         raise DataError(f"cannot read the file ({type(e).__name__}: {_short(str(e))})", file=file) from None
-    lines = np.delete(nonempty, skipped) if skipped else nonempty
+    lines = np.delete(nonempty, rows.skipped) if rows.skipped else nonempty
     if len(lines) != table.num_rows:  # pyarrow and the layout disagree: the careful way decides
         return None
     columns = [table.column(j) for j in range(width)]
     del table
     # a quoted field may hold the separator (a tab is whitespace) and line breaks: strip those too
-    trim = _has_spaces(data, None) or layout.multiline if quoted else _has_spaces(data, sep)
+    trim = has_spaces(data, None) or layout.multiline if layout is not None else has_spaces(data, sep)
     if encoded:  # one column at a time, so only one column's codes are ever held twice
         records = _drop_blank_encoded([_encoded(columns.pop(0), trim) for _ in range(width)], lines)
         POOL.release_unused()  # the reader's freed blocks back to the system (numpy cannot reuse them)
         return records
+    return _without_blank_records(columns, lines, trim)
+
+
+class _InvalidRows:
+    """pyarrow's invalid-row handler: blank records are skipped (as `split_records` does); the first
+    other bad row stops the read and is kept as (line, fields)."""
+
+    def __init__(self, nonempty: np.ndarray, sep: str, quoted: bool) -> None:
+        self.nonempty, self.sep, self.quoted = nonempty, sep, quoted
+        self.skipped: list[int] = []
+        self.bad: list[tuple[int, int]] = []
+
+    def __call__(self, row: pacsv.InvalidRow) -> str:
+        line = int(self.nonempty[row.number - 1]) if 0 < row.number <= len(self.nonempty) else 0
+        if _is_blank(row.text, self.sep, self.quoted):
+            self.skipped.append(row.number - 1)
+            return "skip"
+        self.bad.append((line, int(row.actual_columns)))
+        return "error"
+
+
+def _arrow_csv(data: bytes, width: int, sep: str, quoted: bool, encoded: bool, longest: int,
+               on_invalid: _InvalidRows) -> pa.Table:
+    """pyarrow's CSV reader over `width` text columns (dictionary-encoded with `encoded`)."""
+    names = [f"f{j}" for j in range(width)]
+    text_type = pa.dictionary(pa.int32(), pa.string()) if encoded else pa.large_string()
+    return pacsv.read_csv(
+        io.BytesIO(data),
+        read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=block_bytes(longest)),
+        parse_options=pacsv.ParseOptions(delimiter=sep, quote_char='"' if quoted else False,
+                                         double_quote=True, escape_char=False,
+                                         newlines_in_values=quoted, ignore_empty_lines=True,
+                                         invalid_row_handler=on_invalid),
+        convert_options=pacsv.ConvertOptions(column_types={n: text_type for n in names},
+                                             strings_can_be_null=False, check_utf8=False),
+        memory_pool=POOL)
+
+
+def _without_blank_records(columns: list[pa.ChunkedArray], lines: np.ndarray, trim: bool) -> Records:
+    """Text columns (trimmed with `trim`) without the records whose every field is empty."""
     if trim:
         columns = [pc.utf8_trim(c, WHITESPACE, memory_pool=POOL) for c in columns]
     blank = None
@@ -360,63 +377,11 @@ def _short(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-@dataclass
-class RaggedRecords:
-    """Non-blank lines of unquoted delimited text split into fields; records may differ in width."""
-
-    fields: pa.Array
-    """Every field of every record, in order, stripped of surrounding whitespace (large_string)."""
-    starts: np.ndarray
-    """(n + 1,) int64: record i's fields are ``fields[starts[i]:starts[i + 1]]``."""
-    lines: np.ndarray
-    """1-based line of each record (int64)."""
-
-    @property
-    def counts(self) -> np.ndarray:
-        """Number of fields of each record."""
-        return np.diff(self.starts)
-
-    def field(self, j: int, rows: np.ndarray | None = None) -> pa.Array:
-        """Field `j` of every record (or of the records `rows`; each must have more than j fields)."""
-        at = self.starts[:-1] + j if rows is None else self.starts[:-1][rows] + j
-        return self.fields.take(pa.array(at))
-
-
-def read_ragged(data: bytes, file: str, sep: str) -> RaggedRecords:
-    """Unquoted delimited text as ragged records (PSL predicate files: arguments, optional value).
-
-    The same checks as `decode_text` (NUL bytes, UTF-8, BOM, ``\\r``/``\\r\\n`` endings, empty
-    file); lines holding only whitespace are skipped as `split_records` skips them; quotes are
-    ordinary characters. All in Arrow kernels: no Python string per line or field.
-    """
-    check_text(data, file)  # NUL, UTF-8, empty: decode_text's errors, without a decoded copy
-    data = _normalised(data)
-    spaces = _has_spaces(data, sep)
-    text = pa.array([data], pa.large_binary()).cast(pa.large_string(), safe=False)
-    lines = pc.split_pattern(text, "\n").flatten()
-    del text
-    if spaces:
-        blank = pc.equal(pc.utf8_trim(lines, WHITESPACE, memory_pool=POOL), "", memory_pool=POOL)
-    else:  # without any whitespace but the separator, a blank line is an empty one or separators only
-        blank = pc.equal(pc.utf8_trim(lines, sep, memory_pool=POOL), "", memory_pool=POOL) \
-            if sep in WHITESPACE else pc.equal(pc.utf8_length(lines), 0)
-    keep = pc.invert(blank).to_numpy(zero_copy_only=False)
-    numbers = np.flatnonzero(keep).astype(np.int64) + 1
-    lines = lines.filter(pa.array(keep))
-    split = pc.split_pattern(lines, sep, memory_pool=POOL)
-    del lines
-    offsets = split.offsets.to_numpy().astype(np.int64)
-    flat = split.flatten()
-    if spaces:
-        flat = pc.utf8_trim(flat, WHITESPACE, memory_pool=POOL)
-    return RaggedRecords(flat, offsets - offsets[0], numbers)
-
-
 _SPACE_LEADS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f\xc2\xe1\xe2\xe3"
 _NOT_SPACE_LEADS = bytes(b for b in range(256) if b not in _SPACE_LEADS)
 
 
-def _has_spaces(data: bytes, sep: str | None) -> bool:
+def has_spaces(data: bytes, sep: str | None) -> bool:
     """Whether `data` may hold whitespace other than `sep` (None: any) and line breaks (then fields need
     stripping): ASCII whitespace bytes, or one of the Unicode spaces (U+0085, U+00A0, U+1680,
     U+2000.., U+3000). One C pass keeps the bytes that may start one (a regex over 50 MiB took

@@ -33,6 +33,8 @@ from xcore.data.io.files import FileSet, Source, basename, first_line_number, re
 from xcore.data.io.limits import Limits
 from xcore.data.io.long_csv import long_csv_from_bytes, looks_like_long_csv
 from xcore.data.io.manifest import MANIFEST_NAMES, find_manifest, parse_manifest, schema_from
+from xcore.data.io.mln_files import mln_from_files, parse_error_as_data
+from xcore.data.io.nlil_files import looks_like_nlil, nlil_from_files
 from xcore.data.io.prolog import ROLES, prolog_from_files
 from xcore.data.io.psl_folder import is_psl_data_file, psl_from_files
 from xcore.data.io.psl_project import (
@@ -45,7 +47,7 @@ from xcore.data.io.psl_project import (
 )
 from xcore.data.io.tabular import tabular_from_bytes
 from xcore.data.io.triples import DEFAULT_ROLES, looks_like_triples, triples_from_files
-from xcore.errors import DataError
+from xcore.errors import DataError, ParseError
 
 FORMATS = ("psl", "psl_project", "long_csv", "prolog", "triples", "tabular", "mln", "nlil", "zip")
 KNOWN_SUFFIXES = (".txt", ".tsv", ".csv", ".data", ".yaml", ".yml", ".json", ".zip", ".psl", *ROLES,
@@ -177,8 +179,6 @@ def detect_format(files: FileSet) -> str:
                             f"load one at a time", file=tables[1])
         return "long_csv" if looks_like_long_csv(files[tables[0]]) else "tabular"
     texts = [n for n in names if suffix(n) in (".txt", ".tsv")]
-    from xcore.data.io.nlil_files import looks_like_nlil
-
     if looks_like_nlil(files):
         return "nlil"
     if any(is_psl_data_file(n) for n in texts):
@@ -223,17 +223,12 @@ def _load_files(files: FileSet, fmt: str, name: str | None, *, default_name: str
         raise DataError(f"option(s) {', '.join(sorted(extra))} do not apply to {fmt} data; "
                         f"{fmt} accepts {', '.join(sorted(OPTIONS[fmt])) or 'no options'}")
     if fmt == "mln":
-        from xcore.data.io.mln_files import mln_from_files, parse_error_as_data
-        from xcore.errors import ParseError
-
         try:
             return mln_from_files(files, name or default_name, limits, **options)
         except ParseError as e:
             raise parse_error_as_data(e) from None
     files = {k: v for k, v in files.items() if suffix(k) not in _MLN_ONLY} or files
     if fmt == "nlil":
-        from xcore.data.io.nlil_files import nlil_from_files
-
         return nlil_from_files(files, name or default_name, options.get("heads"))
     if fmt == "psl":
         return psl_from_files(files, name, default_name, limits)

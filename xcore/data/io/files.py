@@ -8,6 +8,7 @@ list of uploads or a ready dict, enforcing the size limits.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 import threading
@@ -215,8 +216,6 @@ _FIELD_LIMIT_LOCK = threading.Lock()
 
 
 def _split_quoted(text: str, file: str, sep: str) -> tuple[list[list[str]], np.ndarray]:
-    import io
-
     allow_fields_of(len(text) + 1)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
     rows: list[list[str]] = []

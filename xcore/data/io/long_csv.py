@@ -67,7 +67,6 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
         first_record([], rec.lines, file)
     header = [h.lower() for h in rec.row(0)]
     pos = _header_positions(header, file, rec.first_line())
-    nargs = len(pos["args"])
     if rec.bad is not None:
         raise DataError(f"expected {len(header)} comma-separated fields (as in the header), "
                         f"found {rec.bad[1]}", file=file, line=rec.bad[0])
@@ -77,7 +76,35 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
         raise DataError("the file has a header but no facts", file=file, line=rec.first_line())
     cols = [strings(c) for c in body.columns]  # Arrow-backed, stripped
     del rec, body
-    # predicates and partitions are few: check and group their codes, not a string per row
+    pred_codes, pred_names, part_codes, part_names = _names(cols, pos, lines, file)
+    arity = _arities(cols, pos["args"], lines, file)
+    firsts = np.unique(pred_codes, return_index=True)[1]  # first row of each predicate, in file order
+    check_predicate_count(len(pred_names), limits, file, lambda limit: int(lines[firsts[limit]]))
+    preds = _schema_for(pred_codes, pred_names, firsts, part_codes, part_names, arity, lines, file, schema)
+    key = pred_codes.astype(np.int64) * len(part_names) + part_codes
+    order = np.argsort(key, kind="stable")
+    wanted = [*pos["args"], *([pos["value"]] if "value" in pos else [])]
+    sorted_cols = {}
+    for c in wanted:  # one column at a time sorted by group, the unsorted one dropped at once (memory)
+        sorted_cols[c] = cols[c].array.take(order)
+        cols[c] = None
+    del cols
+    sorted_lines = lines[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(key[order])) + 1, [len(order)]))
+    parts: Parts = {}
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        p_name, q = str(pred_names[pred_codes[order[lo]]]), str(part_names[part_codes[order[lo]]])
+        k = preds[p_name].arity
+        add(parts, p_name, q, atom_frame([sorted_cols[pos["args"][j]][lo:hi] for j in range(k)],
+                                        sorted_cols[pos["value"]][lo:hi] if "value" in pos else None,
+                                        file, sorted_lines[lo:hi]))
+    del sorted_cols
+    return build_dataset(list(preds.values()), parts, name, description)
+
+def _names(cols: list, pos: dict, lines: np.ndarray,
+           file: str) -> tuple[np.ndarray, pd.Series, np.ndarray, pd.Series]:
+    """(predicate codes, names, partition codes, names) of the rows, names checked: predicates and
+    partitions are few, so their codes are checked and grouped, not a string per row."""
     pred_codes, pred_names = pd.factorize(cols[pos["predicate"]])
     pred_names = pd.Series(pred_names, dtype="str")
     bad_name = ~pred_names.str.match(_NAME_RE).to_numpy(dtype=bool)
@@ -90,39 +117,19 @@ def long_csv_from_bytes(data: bytes, file: str, name: str, schema: Schema | None
                    lambda i: f"partition {part_names[part_codes[i]]!r} is not one of {', '.join(PARTITIONS)}")
     else:
         part_codes, part_names = np.zeros(len(lines), dtype=np.intp), pd.Series(["obs"], dtype="str")
-    values = cols[pos["value"]] if "value" in pos else None
-    args = [cols[c] for c in pos["args"]]
-    filled = np.column_stack([(a != "").to_numpy(dtype=bool) for a in args]) if nargs \
+    return pred_codes, pred_names, part_codes, part_names
+
+
+def _arities(cols: list, arg_positions: list[int], lines: np.ndarray, file: str) -> np.ndarray:
+    """Each row's arity: its filled argument columns, which must come first (no gap before a filled one)."""
+    filled = np.column_stack([(cols[c] != "").to_numpy(dtype=bool) for c in arg_positions]) if arg_positions \
         else np.zeros((len(lines), 0), dtype=bool)
-    if nargs > 1:
+    if len(arg_positions) > 1:
         gap = ~filled[:, :-1] & filled[:, 1:]
-        rows_with_gap = gap.any(axis=1)
-        _first_bad(rows_with_gap, lines, file,
+        _first_bad(gap.any(axis=1), lines, file,
                    lambda i: f"arg{int(np.argmax(gap[i])) + 1} is empty but a later argument is not")
-    arity = filled.sum(axis=1)
-    del filled
-    firsts = np.unique(pred_codes, return_index=True)[1]  # first row of each predicate, in file order
-    check_predicate_count(len(pred_names), limits, file, lambda limit: int(lines[firsts[limit]]))
-    preds = _schema_for(pred_codes, pred_names, firsts, part_codes, part_names, arity, lines, file, schema)
-    parts: Parts = {}
-    key = pred_codes.astype(np.int64) * len(part_names) + part_codes
-    order = np.argsort(key, kind="stable")
-    wanted = [*pos["args"], *([pos["value"]] if "value" in pos else [])]
-    sorted_cols = {}
-    for c in wanted:  # one column at a time sorted by group, the unsorted one dropped at once (memory)
-        sorted_cols[c] = cols[c].array.take(order)
-        cols[c] = None
-    del cols, args, values
-    sorted_lines = lines[order]
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(key[order])) + 1, [len(order)]))
-    for lo, hi in zip(starts[:-1], starts[1:]):
-        p_name, q = str(pred_names[pred_codes[order[lo]]]), str(part_names[part_codes[order[lo]]])
-        k = preds[p_name].arity
-        add(parts, p_name, q, atom_frame([sorted_cols[pos["args"][j]][lo:hi] for j in range(k)],
-                                        sorted_cols[pos["value"]][lo:hi] if "value" in pos else None,
-                                        file, sorted_lines[lo:hi]))
-    del sorted_cols
-    return build_dataset(list(preds.values()), parts, name, description)
+    return filled.sum(axis=1)
+
 
 
 def _header_positions(header: list[str], file: str, line: int) -> dict:

@@ -114,7 +114,7 @@ def _no_merge_loader() -> type:
     hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share).
     Built on first use: PyYAML is imported only when YAML is read or written."""
     if not _LOADER:
-        import yaml
+        import yaml  # PyYAML loads only when YAML is read or written (start-up time)
 
         class _NoMergeLoader(yaml.SafeLoader):
             def flatten_mapping(self, node: yaml.MappingNode) -> None:
@@ -166,7 +166,7 @@ def _expanded_size(doc: Any, limit: int) -> int | None:
 
 
 def _parse_yaml(text: str, file: str) -> Any:
-    import yaml
+    import yaml  # PyYAML loads only when YAML is read or written (start-up time)
 
     try:
         doc = yaml.load(text, Loader=_no_merge_loader())  # noqa: S506 - a SafeLoader subclass
@@ -286,7 +286,7 @@ def write_manifest(ds: Any, path: str | os.PathLike) -> Path:
     if path.suffix.lower() == ".json":
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     else:
-        import yaml
+        import yaml  # PyYAML loads only when YAML is read or written (start-up time)
 
         path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False), encoding="utf-8")
     return path

@@ -17,14 +17,11 @@ becomes ``shape_1`` (its description says ``Prolog predicate shape/1``).
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,6 +31,10 @@ from xcore.data.io.columnar import POOL, check_text, normalised_bytes
 from xcore.data.io.files import FileSet, Source, read_source, source_label, suffix, unique_names
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.io.manifest import MAX_ARITY
+from xcore.data.io.prolog_directive import check_directive
+from xcore.data.io.prolog_engine import materialise
+from xcore.data.io.prolog_facts import parse_fact
+from xcore.data.io.prolog_text import QUOTED, short
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
 
@@ -41,14 +42,8 @@ ROLES = {".b": "background", ".pl": "background", ".f": "positive", ".n": "negat
 """File role by extension."""
 
 # Possessive quantifiers (*+, ++) keep every pattern linear: no backtracking, no ReDoS.
-_QUOTED = r"'(?:[^'\\\n]|\\.|'')*+'|\"(?:[^\"\\\n]|\\.|\"\")*+\""
-_STRIP = re.compile(rf"{_QUOTED}|%[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?")
-_SCAN = re.compile(rf"\s*+(?:(?P<c>(?:{_QUOTED}|[^'\".]|\.(?![\s]|$))++\.)(?=\s|$)|(?P<bad>\S))")
-_FAST = re.compile(r"^([a-z][A-Za-z0-9_]*)\s*(?:\(([^()\[\]'\"]*)\))?\s*\.$")
-_SIMPLE_ARG = re.compile(r"^(?:[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$")
-_TOKEN = re.compile(rf"""\s*(?:(?P<q>{_QUOTED})|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
-    |(?P<atom>[a-z][A-Za-z0-9_]*)|(?P<var>[A-Z_][A-Za-z0-9_]*)|(?P<punct>[()\[\],|])
-    |(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
+_STRIP = re.compile(rf"{QUOTED}|%[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/)?")
+_SCAN = re.compile(rf"\s*+(?:(?P<c>(?:{QUOTED}|[^'\".]|\.(?![\s]|$))++\.)(?=\s|$)|(?P<bad>\S))")
 _MODE = re.compile(r"^\s*[:?!]-\s*mode[hb]?\s*\(\s*[^,]+,\s*([a-z][A-Za-z0-9_]*)\s*\((.*)\)\s*\)\s*\.$", re.S)
 _MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
 # A directive runs into the next clause when, across a line break, a term ends and another starts
@@ -56,7 +51,6 @@ _MODE_ARG = re.compile(r"^\s*[-+#]\s*([a-z][A-Za-z0-9_]*)\s*$")
 _RUN_ON = re.compile(r"[A-Za-z0-9_)\]'\"][ \t]*\n\s*(?:[A-Za-z0-9_'\"]|[:?!]-)")
 MAX_CLAUSE_CHARS = 65_536
 """Longest clause (fact or directive) read, in characters; longer ones are refused unparsed."""
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "`": "`"}
 
 
 @dataclass
@@ -94,8 +88,6 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
         parsed.append((file, role, _parse(normalised_bytes(files[file]), file)))
     rules = [(file, line, text) for file, role, f in parsed for line, text in f.rules]
     if rules:
-        from xcore.data.io.prolog_engine import materialise
-
         derived, notes = materialise(files, parsed, rules, parse_prolog)
         for key, (args, file) in derived.items():
             facts = PrologFacts()
@@ -328,16 +320,16 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
         if clause[:2] in (":-", "?-", "!-"):
             run_on = _RUN_ON.search(clause)
             if run_on:
-                raise DataError(f"directive {_short(clause[:run_on.start() + 1])!r} does not end with "
+                raise DataError(f"directive {short(clause[:run_on.start() + 1])!r} does not end with "
                                 f"'.' (it runs into line {line + clause.count(chr(10), 0, run_on.end())})",
                                 file=file, line=line)
-            _check_directive(clause, file, line)
+            check_directive(clause, file, line)
             mode = _MODE.match(clause)
             if mode:
                 _record_mode(out, mode)
             continue
         try:
-            name, args = _parse_fact(clause, file, line)
+            name, args = parse_fact(clause, file, line)
         except DataError as e:
             if ROLES.get(suffix(file)) != "background" or "only ground facts" not in e.problem:
                 raise
@@ -348,91 +340,13 @@ def _scan_clauses(text: str, file: str, out: PrologFacts,
         lines.append(line)
 
 
-_DIRECTIVE_TOKEN = re.compile(rf"""\s*+(?:(?P<q>{_QUOTED}|`[^`\n]*+`)|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
-    |(?P<atom>[a-z][A-Za-z0-9_]*)|(?P<var>[A-Z_][A-Za-z0-9_]*)|(?P<open>[(\[{{])|(?P<close>[)\]}}])
-    |(?P<comma>[,|])|(?P<sym>[-+*/\\^<>=~:.?@#&$!;]+))""", re.X)
-_PREFIX_WORDS = {"dynamic", "discontiguous", "initialization", "meta_predicate", "module_transparent",
-                 "multifile", "public", "thread_local", "table"}
-"""Word prefix operators a directive may start with (``:- dynamic foo/1.``)."""
-_INFIX_WORDS = {"is", "mod", "rem", "xor", "div", "rdiv", "as"}
-_CLAUSE_OPS = {":-", "?-", "!-", "-->"}
-_CLOSING = {"(": ")", "[": "]", "{": "}"}
-
-
-def _check_directive(clause: str, file: str, line: int) -> None:
-    """Refuse a directive whose body is not one well-formed term (e.g. ``:- foo p(a).``, where a
-    missing '.' after ``foo`` would otherwise swallow the fact ``p(a)``).
-
-    A small operator-precedence-free reading of Prolog terms: operands (atoms, numbers, variables,
-    quoted atoms, compound terms, lists, braces, bracketed terms) joined by operators, with prefix
-    operators allowed; two operands side by side, a second ``:-`` or unbalanced brackets fail.
-    Iterative (no recursion), linear in the clause length.
-    """
-    body = clause[2:-1]
-    toks: list[tuple[str, str, int]] = []
-    pos = 0
-    end = len(body.rstrip())
-    while pos < end:
-        m = _DIRECTIVE_TOKEN.match(body, pos)
-        if m is None or m.end() == pos:
-            raise DataError(f"directive {_short(clause)!r}: cannot read {body[pos:].lstrip()[:1]!r}",
-                            file=file, line=line + body.count("\n", 0, pos))
-        kind = m.lastgroup or ""
-        toks.append((kind, m[kind], m.start(kind)))
-        pos = m.end()
-
-    def fail(why: str, at: int) -> DataError:
-        where = line + body.count("\n", 0, at)
-        also = f" (at line {where})" if where != line else ""
-        return DataError(f"directive {_short(clause)!r} is not a single Prolog term: {why}{also}; a directive "
-                         f"runs to its own '.', so a missing '.' joins it to what follows", file=file, line=line)
-
-    stack: list[str] = []
-    want_operand = True
-    for i, (kind, text, at) in enumerate(toks):
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        starts_operand = nxt is not None and (nxt[0] in ("q", "num", "atom", "var", "open", "sym"))
-        if kind == "sym" and text in _CLAUSE_OPS and not stack:  # inside brackets it is a term: assert((p :- q))
-            raise fail(f"a second {text!r}", at)
-        if want_operand:
-            if kind in ("q", "num", "var"):
-                want_operand = False
-            elif kind in ("atom", "sym"):
-                if nxt is not None and nxt[0] == "open" and nxt[1] == "(" and nxt[2] == at + len(text):
-                    continue  # functional notation: name(...)
-                prefix = (text in _PREFIX_WORDS or kind == "sym") and starts_operand
-                want_operand = prefix
-            elif kind == "open":
-                stack.append(_CLOSING[text])
-                if nxt is not None and nxt[0] == "close" and nxt[1] == _CLOSING[text] and text != "(":
-                    continue  # [] or {}: the close below ends the operand
-            elif kind == "close" and stack and stack[-1] == text and toks[i - 1][0] == "open":
-                stack.pop()
-                want_operand = False
-            else:
-                raise fail(f"a term is missing before {text!r}", at)
-            continue
-        if kind in ("sym", "comma") or (kind == "atom" and text in _INFIX_WORDS):
-            want_operand = True
-        elif kind == "close":
-            if not stack or stack.pop() != text:
-                raise fail(f"unbalanced {text!r}", at)
-        else:
-            before = toks[i - 1][1]
-            raise fail(f"{text!r} follows {before!r} without an operator or comma between them", at)
-    if stack:
-        raise fail(f"{stack[-1]!r} is missing", len(body))
-    if want_operand:
-        raise fail("it ends with an operator" if toks else "it is empty", len(body))
-
-
 def _scan_problem(text: str, start: int) -> str:
     """Why no clause could be read at `start`: an unterminated quote or a missing end dot."""
     rest = text[start:text.find("\n", start) if "\n" in text[start:] else len(text)]
-    unquoted = re.sub(_QUOTED, "", rest)
+    unquoted = re.sub(QUOTED, "", rest)
     if "'" in unquoted or '"' in unquoted:
         return "unterminated quoted atom"
-    return (f"cannot read {_short(rest)!r}: every clause must end with '.' followed by a space "
+    return (f"cannot read {short(rest)!r}: every clause must end with '.' followed by a space "
             f"or line break")
 
 
@@ -456,178 +370,3 @@ def _record_mode(out: PrologFacts, mode: re.Match) -> None:
     types = [_MODE_ARG.match(a) for a in args]
     if all(types):
         out.modes.setdefault((mode[1], len(args)), tuple(t[1] for t in types))  # type: ignore[index]
-
-
-def _parse_fact(clause: str, file: str, line: int) -> tuple[str, tuple[str, ...]]:
-    fast = _FAST.match(clause)
-    if fast:
-        if fast[2] is None:
-            return fast[1], ()
-        _check_arity(fast[2].count(",") + 1, clause, file, line)
-        args = tuple(a.strip() for a in fast[2].split(","))
-        if all(_SIMPLE_ARG.match(a) for a in args):
-            return fast[1], args
-    return _parse_fact_slow(clause[:-1], file, line)
-
-
-def _tokens(body: str, file: str, line: int) -> list[tuple[str, str]]:
-    toks, pos = [], 0
-    body = body.rstrip()
-    while pos < len(body):
-        m = _TOKEN.match(body, pos)
-        if m is None or m.end() == pos:
-            bad = body[pos:].lstrip()[:1]
-            raise DataError(f"cannot read {bad!r} in {_short(body)}", file=file,
-                            line=line + body.count("\n", 0, pos))
-        kind = m.lastgroup or ""
-        toks.append((kind, m[kind]))
-        pos = m.end()
-    return toks
-
-
-def _parse_fact_slow(body: str, file: str, line: int) -> tuple[str, tuple[str, ...]]:
-    toks = _tokens(body, file, line)
-    for kind, text in toks:
-        if kind == "sym" and (":-" in text or "-->" in text):
-            raise DataError(f"a rule, not a fact: {_short(body)} (only ground facts are supported)",
-                            file=file, line=line)
-        if kind == "var":
-            raise DataError(f"variable {text} in {_short(body)}: only ground facts are supported",
-                            file=file, line=line)
-    if not toks or toks[0][0] not in ("atom", "q"):
-        raise DataError(f"not a fact: {_short(body)}", file=file, line=line)
-    name = _unquote(toks[0][1]) if toks[0][0] == "q" else toks[0][1]
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-        raise DataError(f"predicate name {name!r} is not valid (letters, digits and _ only)",
-                        file=file, line=line)
-    if len(toks) == 1:
-        return name, ()
-    if toks[1] != ("punct", "(") or toks[-1] != ("punct", ")"):
-        raise DataError(f"not a fact: {_short(body)}", file=file, line=line)
-    args: list[str] = []
-    depth, current = 0, []
-    for kind, text in toks[2:-1]:
-        if kind == "punct" and text in "([":
-            depth += 1
-        elif kind == "punct" and text in ")]":
-            depth -= 1
-            if depth < 0:
-                raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
-        if depth == 0 and (kind, text) == ("punct", ","):
-            _check_arity(len(args) + 2, body, file, line)
-            args.append(_arg_text(current, body, file, line))
-            current = []
-        else:
-            current.append((kind, text))
-    if depth != 0:
-        raise DataError(f"unbalanced brackets in {_short(body)}", file=file, line=line)
-    args.append(_arg_text(current, body, file, line))
-    return name, tuple(args)
-
-
-def _check_arity(n: int, clause: str, file: str, line: int) -> None:
-    """Refuse facts with more than `MAX_ARITY` arguments (as PSL folders and long CSVs do)."""
-    if n > MAX_ARITY:
-        raise DataError(f"{_short(clause)} has more than {MAX_ARITY} arguments; at most "
-                        f"{MAX_ARITY} are supported", file=file, line=line)
-
-
-def _arg_text(toks: list[tuple[str, str]], body: str, file: str, line: int) -> str:
-    if not toks:
-        raise DataError(f"empty argument in {_short(body)}", file=file, line=line)
-    if len(toks) == 1 and toks[0][0] == "q":
-        text = _unquote(toks[0][1])
-        if not text.strip():
-            raise DataError(f"blank quoted argument in {_short(body)}", file=file, line=line)
-        return text
-    words = ("q", "num", "atom", "var")
-    for (k1, _), (k2, t2) in zip(toks, toks[1:]):
-        if k1 in words and k2 in words:
-            raise DataError(f"missing comma or operator before {t2!r} in {_short(body)}",
-                            file=file, line=line)
-    return "".join(t for _, t in toks)
-
-
-def _unquote(tok: str) -> str:
-    q = tok[0]
-    inner = tok[1:-1].replace(q + q, q)
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), inner)
-
-
-def _short(text: str, n: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-# ---------------------------------------------------------------------- writing
-_BARE = re.compile(r"^(?:[a-z][A-Za-z0-9_]*|[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)$")
-
-
-def prolog_term(values: pd.Series) -> pd.Series:
-    """Constants as Prolog terms: bare atoms and numbers as they are, anything else quoted."""
-    s = values.astype(str).reset_index(drop=True)
-    bare = s.str.match(_BARE.pattern).to_numpy(dtype=bool)
-    quoted = "'" + s.str.replace("\\", "\\\\", regex=False).str.replace("'", "\\'", regex=False) \
-        .str.replace("\n", "\\n", regex=False).str.replace("\t", "\\t", regex=False) + "'"
-    return s.where(bare, quoted)
-
-
-def _functor(name: str) -> str:
-    return name if re.match(r"^[a-z][A-Za-z0-9_]*$", name) else f"'{name}'"
-
-
-def _fact_lines(p: Predicate, table: pd.DataFrame) -> list[str]:
-    head = _functor(p.name)
-    if p.arity == 0:
-        return [f"{head}."] * len(table)
-    args = prolog_term(table["a0"])
-    for c in p.columns[1:]:
-        args = args.str.cat(prolog_term(table[c]), sep=",")
-    return list(head + "(" + args + ").")
-
-
-def _same_atoms(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> bool:
-    """Whether two (deduplicated) atom tables hold the same atoms."""
-    if len(a) != len(b):
-        return False
-    return not cols or not len(a) or len(a[cols].merge(b[cols], on=cols)) == len(a)
-
-
-def write_prolog(ds: RelationalDataset, path: str | os.PathLike, stem_name: str = "train") -> list[Path]:
-    """Write ``<stem>.b`` (observations, with mode declarations), ``.f`` and ``.n`` (targets).
-
-    Raises DataError when the dataset does not fit Aleph files: observations must have value 1,
-    targets must be exactly the truth atoms, with truth 0 or 1.
-    """
-    folder = Path(path)
-    header = [f"% {' '.join(str(ds.name).split())}: written by xcore"]
-    b: list[str] = []
-    f: list[str] = []
-    n: list[str] = []
-    for p in ds.predicates:
-        if p.arity and re.match(r"^[a-z][A-Za-z0-9_]*$", p.name) and all(
-                re.match(r"^[a-z][A-Za-z0-9_]*$", t) for t in p.types):
-            modes = ",".join("+" + t for t in p.types)
-            header.append(f":- {'modeh' if not p.closed else 'modeb'}(*,{p.name}({modes})).")
-        obs, tgt, truth = (ds.table(p.name, part) for part in ("obs", "targets", "truth"))
-        if (obs["value"] != 1.0).any():
-            raise DataError(f"cannot write {p.name} to Prolog: an observation has a value other than 1")
-        if not _same_atoms(tgt, truth, p.columns):
-            raise DataError(f"cannot write {p.name} to Prolog: targets and truth atoms differ")
-        if tgt["value"].notna().any():
-            raise DataError(f"cannot write {p.name} to Prolog: targets have initial values")
-        if not truth["value"].isin([0.0, 1.0]).all():
-            raise DataError(f"cannot write {p.name} to Prolog: a truth value is not 0 or 1")
-        b.extend(_fact_lines(p, obs))
-        f.extend(_fact_lines(p, truth[truth["value"] == 1.0]))
-        n.extend(_fact_lines(p, truth[truth["value"] == 0.0]))
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for ext, lines in ((".b", header + b), (".f", f), (".n", n)):
-        target = folder / f"{stem_name}{ext}"
-        if ext != ".b" and not lines:
-            target.unlink(missing_ok=True)
-            continue
-        target.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
-        out.append(target)
-    return out

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from typing import Any
 
+import numpy as np
+
 from xcore.data.io.files import FileSet, suffix
 
 TIME_PER_PREDICATE = 2.0
@@ -82,7 +84,7 @@ def available() -> bool:
 
 
 def _limits() -> None:  # runs in the child before exec
-    import resource
+    import resource  # POSIX-only: imported in the child process, where it is used
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     resource.setrlimit(resource.RLIMIT_CPU, (PROCESS_SECONDS, PROCESS_SECONDS))
@@ -134,6 +136,21 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
         notes.append("SWI-Prolog (swipl) is not installed: rule-defined predicates "
                      f"{', '.join(f'{n}/{a}' for n, a in wanted)} are not evaluated")
         return {}, notes
+    out = _run_swipl(files, wanted)
+    if out is None:
+        notes.append("SWI-Prolog ran out of time; rule-defined predicates are not evaluated")
+        return {}, notes
+    derived, made, kept = _answers(out, wanted, parse_prolog)
+    if made:
+        notes.append("evaluated by SWI-Prolog: " + ", ".join(made))
+    if kept:
+        notes.append("kept as rules: " + ", ".join(kept))
+    return derived, notes
+
+
+def _run_swipl(files: FileSet, wanted: dict[tuple[str, int], str]) -> str | None:
+    """The sandboxed SWI-Prolog driver's output for the `wanted` predicates over the background files
+    (None when it ran out of time)."""
     background = b"\n".join(files[f] for f in sorted(files) if suffix(f) in (".b", ".pl"))
     driver = (_DRIVER.replace("__TIME__", str(TIME_PER_PREDICATE)).replace("__MAX__", str(MAX_ANSWERS))
               .replace("__DEPTH__", str(DEPTH_LIMIT)))
@@ -151,9 +168,13 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
                                   env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "LANG": "C.UTF-8"},
                                   preexec_fn=_limits if sys.platform != "win32" else None)
         except subprocess.TimeoutExpired:
-            notes.append("SWI-Prolog ran out of time; rule-defined predicates are not evaluated")
-            return {}, notes
-    out = proc.stdout.decode("utf-8", "replace")
+            return None
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _answers(out: str, wanted: dict[tuple[str, int], str],
+             parse_prolog: Any) -> tuple[dict[tuple[str, int], tuple[list, str]], list[str], list[str]]:
+    """(answers per predicate, predicates evaluated, predicates kept as rules with why) from the driver's output."""
     counts = {}
     for line in out.splitlines():
         parts = line.split("\t")
@@ -172,16 +193,10 @@ def materialise(files: FileSet, parsed: list[tuple[str, str, Any]], rules: list[
         blocks = facts.atoms.get(key) if facts is not None else None
         if status and status[0] == "count" and blocks:
             cols = [c for c in zip(*[b[0] for b in blocks])] if key[1] else []
-            import numpy as np
-
             derived[key] = ([np.concatenate([np.asarray(c, dtype=object) for c in col]) for col in cols], file)
             made.append(f"{spec} ({status[1][0]} answers)")
         else:
             why = "refused by the sandbox" if status and status[0] == "refused" else \
                 "no ground answers" if status and status[0] == "count" else "failed or needs bound arguments"
             kept.append(f"{spec} ({why})")
-    if made:
-        notes.append("evaluated by SWI-Prolog: " + ", ".join(made))
-    if kept:
-        notes.append("kept as rules: " + ", ".join(kept))
-    return derived, notes
+    return derived, made, kept

@@ -224,7 +224,7 @@ class Saturation:
 
 
 def _limits() -> None:  # in the child, before exec
-    import resource
+    import resource  # POSIX-only: imported in the child process, where it is used
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     resource.setrlimit(resource.RLIMIT_CPU, (PROCESS_SECONDS, PROCESS_SECONDS))

@@ -1,4 +1,5 @@
-"""Parsing PSL project files: runtime configs (JSON/YAML), ``.data`` YAML files and ``.psl`` rule files.
+"""Parsing PSL project files: runtime configs (JSON/YAML) and ``.data`` YAML files (``.psl`` rule files:
+`xcore.data.io.psl_rule_file`).
 
 Each parser returns declarations (`PredicateSpec`, `RuleSpec`, `PSLProject`) that name the file
 and line of everything they hold, so that later problems (a missing file, a bad rule) name them.
@@ -6,6 +7,7 @@ and line of everything they hold, so that later problems (a missing file, a bad 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Callable
 
@@ -40,8 +42,6 @@ def _line_of(text: str, needle: str, start_line: int = 1) -> int | None:
 
 def _quoted_line(text: str, value: str, start_line: int = 1) -> int | None:
     """Line of `value` written as a JSON/YAML string (double, single or no quotes)."""
-    import json
-
     for needle in (json.dumps(value), f"'{value}'", value):
         line = _line_of(text, needle, start_line)
         if line is not None:
@@ -300,61 +300,6 @@ def _data_partition(section: str, body: Any, split: str, preds: dict[str, Predic
         refs = spec.sources.setdefault((part, split), [])
         for p in items:
             refs.append(DataRef(p.strip(), None, file, _line_of(text, p.strip(), pline or 1) or pline))
-
-
-def parse_rule_file(data: bytes, file: str) -> list[RuleSpec]:
-    """The rules of a ``.psl`` file (``#``, ``//`` and ``/* */`` comments skipped).
-
-    PSL's grammar treats line breaks as spaces, so a rule may span lines: a line continues the
-    rule above while that rule has unclosed brackets or ends in a connective, or when the line
-    starts with one (``&``, ``->``, ``^2``, ``{X: ...}``, ...). Each rule keeps its first line.
-    """
-    text = decode_text(data, file, allow_empty=True)
-    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"), text, flags=re.S)
-    out: list[RuleSpec] = []
-    pending: list[str] = []
-    first = 0
-    for i, line in enumerate(text.split("\n")):
-        body = _strip_rule_comment(line).strip()
-        if not body:
-            continue
-        if pending and (_rule_continues(" ".join(pending)) or body.startswith(_CONTINUATION_STARTS)):
-            pending.append(body)
-            continue
-        if pending:
-            out.append(RuleSpec(text=" ".join(pending), file=file, line=first))
-        pending, first = [body], i + 1
-    if pending:
-        out.append(RuleSpec(text=" ".join(pending), file=file, line=first))
-    return out
-
-
-_CONTINUATION_STARTS = ("&", "|", "->", ">>", "<<", "<-", "^", "{", "}", ".", ")", ",", "=", "<=", ">=", "+",
-                        "*", "/", "%")
-"""A rule-file line starting with one of these continues the rule above it."""
-_CONTINUATION_ENDS = ("&", "|", "->", ">>", "<<", "<-", "(", ",", ":", "=", "<=", ">=", "+", "-", "*", "/",
-                      "!", "~", "%", "^", "{")
-"""A rule ending in one of these is unfinished: the next line continues it."""
-
-
-def _rule_continues(rule: str) -> bool:
-    """Whether the rule text so far is unfinished (open brackets, or a trailing connective)."""
-    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", "''", rule)
-    depth = sum(unquoted.count(c) for c in "([{") - sum(unquoted.count(c) for c in ")]}")
-    return depth > 0 or unquoted.rstrip().endswith(_CONTINUATION_ENDS)
-
-
-def _strip_rule_comment(line: str) -> str:
-    """`line` without its ``#`` or ``//`` comment (quoted text kept)."""
-    quote = ""
-    for i, ch in enumerate(line):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" or line.startswith("//", i):
-            return line[:i]
-    return line
 
 
 # ---------------------------------------------------------------------- finding and loading projects

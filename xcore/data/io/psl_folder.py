@@ -24,10 +24,11 @@ import pyarrow.compute as pc
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.io.assemble import Parts, add, atom_frame, build_dataset, check_predicate_count
-from xcore.data.io.columnar import read_ragged, strings
+from xcore.data.io.columnar import strings
 from xcore.data.io.files import FileSet, Source, basename, read_source, source_label, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.manifest import find_manifest, parse_manifest, write_manifest
+from xcore.data.io.ragged import read_ragged
 from xcore.data.io.writers import check_constants, join_columns, value_text, write_lines
 from xcore.data.schema import PARTITIONS, Predicate
 from xcore.errors import DataError

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Callable
 
 from xcore.data.dataset import RelationalDataset
+from xcore.data.io.archive import is_zip, read_zip
 from xcore.data.io.files import FileSet, Source, basename, read_source, stem, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.io.psl_config import (
@@ -54,8 +55,8 @@ from xcore.data.io.psl_config import (
     looks_like_config,
     parse_config,
     parse_data_file,
-    parse_rule_file,
 )
+from xcore.data.io.psl_rule_file import parse_rule_file
 from xcore.data.io.psl_spec import (
     SPLITS,
     PredicateSpec,
@@ -104,8 +105,6 @@ def read_project(source: Source | None = None, *, config: str | None = None, dat
 
 
 def _file_set(source: Source, limits: Limits | None) -> FileSet:
-    from xcore.data.io.archive import is_zip, read_zip
-
     files = read_source(source, limits, suffixes=(*CONFIG_SUFFIXES, *RULE_SUFFIXES, ".txt", ".tsv", ".csv",
                                                   ".zip"))
     if len(files) == 1:
