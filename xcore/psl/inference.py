@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
+from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B, loaded on first use without scipy.optimize
 from xcore.psl.program import HingeProgram
 from xcore.runtime import Progress, limited_threads, new_highs, throttled
 
@@ -125,8 +127,6 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
-    from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B without all of scipy.optimize
-
     tick = throttled(progress)
     seen = [0]
 
@@ -148,6 +148,23 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
                      f"{res.message}; projected gradient {kkt:.2e}")
 
 
+def _inner_solve(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], y: np.ndarray, lo: np.ndarray,
+                 hi: np.ndarray, tol: float, max_iter: int, nit: int) -> tuple[np.ndarray, int, float]:
+    """One inner problem of the augmented Lagrangian by L-BFGS-B, restarted (as in map_lbfgs: the squared
+    hinges are only C1) until its projected gradient vanishes: (state, iterations so far, KKT residual)."""
+    kkt = np.inf
+    for _ in range(20):
+        res = minimize_lbfgsb(fun, y, lo, hi, maxiter=max_iter, gtol=tol)
+        nit += int(res.get("nit", 0))
+        y = np.clip(res.x, lo, hi)
+        g = fun(y)[1]
+        pg = np.where(y <= lo + 1e-9, np.minimum(g, 0.0), np.where(y >= hi - 1e-9, np.maximum(g, 0.0), g))
+        kkt = float(np.abs(np.where(hi - lo <= 1e-12, 0.0, pg)).max(initial=0.0))
+        if kkt <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
+            break
+    return y, nit, kkt
+
+
 def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.ndarray], y0: np.ndarray | None,
                tol: float = 1e-10, max_iter: int = 20000, progress: Progress | None = None,
                feasibility: float = 1e-9) -> MAPResult:
@@ -160,8 +177,6 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     convex program, hence its optimum). Exact in the limit, like ADMM, but each step is a smooth
     solve that L-BFGS-B does in few iterations.
     """
-    from xcore.psl.lbfgsb import minimize_lbfgsb
-
     t0 = time.perf_counter()
     lo, hi, rest = bounds3
     C = prog.C.tocsr()[rest]
@@ -189,15 +204,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
         outer += 1
         if tick is not None:
             tick(min(nit / max_iter, 1.0), f"augmented Lagrangian step {outer} (L-BFGS-B iteration {nit:,})")
-        for _ in range(20):  # restarts, as in map_lbfgs: the squared hinges are only C1
-            res = minimize_lbfgsb(lagrangian, y, lo, hi, maxiter=max_iter, gtol=tol)
-            nit += int(res.get("nit", 0))
-            y = np.clip(res.x, lo, hi)
-            g = lagrangian(y)[1]
-            pg = np.where(y <= lo + 1e-9, np.minimum(g, 0.0), np.where(y >= hi - 1e-9, np.maximum(g, 0.0), g))
-            kkt = float(np.abs(np.where(hi - lo <= 1e-12, 0.0, pg)).max(initial=0.0))
-            if kkt <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
-                break
+        y, nit, kkt = _inner_solve(lagrangian, y, lo, hi, tol, max_iter, nit)
         r = C @ y + d
         viol = violation_of(r)
         lam = np.where(eq, lam + mu * r, np.maximum(lam + mu * r, 0.0))
@@ -289,7 +296,7 @@ def hard_violation(prog: HingeProgram, y: np.ndarray) -> float:
 
 def check_hard_feasible(prog: HingeProgram) -> None:
     """Raise when no state in [0, 1] holds every hard constraint (a HiGHS feasibility LP)."""
-    import highspy
+    import highspy  # start-up: HiGHS loads only for programs with hard rules
 
     n, C = prog.n_atoms, prog.C.tocsc()
     h = new_highs()
@@ -314,7 +321,7 @@ def check_hard_feasible(prog: HingeProgram) -> None:
 
 def map_qp(prog: HingeProgram) -> MAPResult:
     """The MAP problem as a QP in HiGHS: min sum w s (+ w s^2) s.t. s >= A y + b, s >= 0, C y + d <= 0."""
-    import highspy
+    import highspy  # start-up: HiGHS loads only when the QP solver is used
 
     t0 = time.perf_counter()
     n, m = prog.n_atoms, prog.n_potentials

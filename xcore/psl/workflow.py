@@ -23,8 +23,11 @@ from xcore.explain.types import ExplanationSet
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
 from xcore.methods.base import Settings
-from xcore.psl.model import PSLModel, prediction_metrics
-from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep, three_way_split
+from xcore.psl.model import PSLModel
+from xcore.psl.scores import prediction_metrics
+from xcore.psl.search import DEFAULT_GAMMA_GRID, ESMSSearch, gamma_sweep
+from xcore.psl.templates import rule_key
+from xcore.psl.validation_split import three_way_split
 from xcore.runtime import Progress
 
 
@@ -283,8 +286,6 @@ def apply_rules(run: ESMSRun, text: str, learn_missing_weights: bool = True) -> 
 
 def _keep_template_names(rules: Sequence[Rule], before: Sequence[Rule]) -> list[Rule]:
     """Edited rules keep the template name of the searched rule they equal (up to weight and renaming)."""
-    from xcore.psl.templates import rule_key
-
     names = {rule_key(r): r.name for r in before if r.name}
     return [r if r.name or rule_key(r) not in names else replace(r, name=names[rule_key(r)]) for r in rules]
 
