@@ -18,11 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from xcore.explain.types import Explanation, ExplanationItem
-from xcore.logic.atom_text import (  # noqa: F401  (render_atoms moved; re-exported)
-    ground_rule_texts,
-    natural_atom_text,
-    render_atoms,
-)
+from xcore.logic.atom_text import ground_rule_texts, natural_atom_text
 from xcore.psl.program import HingeProgram
 
 if TYPE_CHECKING:  # pragma: no cover

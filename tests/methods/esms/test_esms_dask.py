@@ -11,8 +11,8 @@ import pytest
 from xcore.errors import ConfigError
 from xcore.psl.rule_preparation import SearchCache
 from xcore.psl.search import ESMSSearch
-from xcore.psl.validation_split import split_targets
 from xcore.psl.templates import DEFAULT_TEMPLATES
+from xcore.psl.validation_split import split_targets
 
 distributed = pytest.importorskip("distributed")
 

@@ -13,8 +13,8 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
 from xcore.logic.parser import parse_rules
-from xcore.psl.inference import map_inference
 from xcore.psl.data_keys import PPLLCache, dataset_fingerprint
+from xcore.psl.inference import map_inference
 from xcore.psl.model import PSLModel
 from xcore.psl.scores import prediction_metrics
 
