@@ -66,7 +66,7 @@ def _examples_module():
 
 
 EX = _examples_module()
-JAVA_OPTIONS = {"runtime.db.intids": False, "runtime.log.level": "WARN",
+JAVA_OPTIONS = {"runtime.db.intids": False, "runtime.log.level": "INFO",
                 "admmreasoner.epsilonabs": 1e-8, "admmreasoner.epsilonrel": 1e-8,
                 "admmreasoner.maxiterations": 100000, "reasoner.objectivebreak": False,
                 "reasoner.variablemovementbreak": False}
@@ -227,6 +227,9 @@ def project_row(name: str, layout: str, shared: Path, work: Path, domain: int, j
                              cli, timeout)
     row["java"] = "yes" if jcode == 0 else f"exit {jcode}"
     row["java_log"] = jout[-3000:]
+    reasoner = re.findall(r"Final Objective: ([-0-9.eE]+).*?Total Number of Iterations: (\d+)", jout)
+    if reasoner:  # the last inference's objective and iterations (a cap hit means ADMM stopped early)
+        row["java_objective"], row["java_iterations"] = float(reasoner[-1][0]), int(reasoner[-1][1])
     row["java_s"] = jsecs
     if code != 0 or jcode != 0:
         return row
@@ -245,6 +248,8 @@ def verdict(row: dict) -> str:
     e = row.get("energy")
     if e is not None and abs(e[0] - e[1]) <= 1e-6 * (1 + abs(e[1])):
         return "flat (same energy)"
+    if e is not None and e[0] < e[1] and row.get("java_iterations", 0) > JAVA_OPTIONS["admmreasoner.maxiterations"]:
+        return f"ours lower energy: Java's ADMM stopped at its {row['java_iterations'] - 1:,}-iteration cap"
     return "DIFFERS"
 
 

@@ -136,8 +136,7 @@ def learn_from_project(project, args: argparse.Namespace, err: TextIO) -> Learne
         err.write(f"learned {result.method} weights ({result.steps} steps, {result.seconds:.3f} s) -> {path}\n")
         for rule in model.rules:
             err.write(f"    {rule.text('psl')}\n")
-    n_common = len(project.rules.get("all", []))
-    infer_only = project.parsed_rules("infer")[n_common:] if project.has_learn_split else []
+    infer_only = project.split_rules("infer") if project.has_learn_split else []
     return LearnedProject(list(model.rules) + infer_only, path, result)
 
 

@@ -24,6 +24,10 @@ def run_project(args: argparse.Namespace, out: TextIO, err: TextIO, lap: Callabl
     if ignored and not args.quiet:
         err.write(f"note: PSL options ignored: {', '.join(f'{k}={args.options[k]}' for k in ignored)}\n")
     steps = runtime_steps(project, args)
+    for skipped, kept in project.duplicate_rules(args.split):  # Java's Model.addRule skips them too
+        err.write(f"warning: {skipped.file}:{skipped.line}: rule `{skipped.text.strip()}` is the same rule as "
+                  f"`{kept.text.strip()}` (line {kept.line}) for Java PSL (same clause, weight aside): skipped, "
+                  "as Java's runtime does\n")
     err.write(steps.describe() + "\n")  # which steps ran, even when quiet (PSL's runtime decides them)
     todo = rules_to_infer(project, args, steps, err, lap)
     if todo is None:

@@ -23,6 +23,7 @@ from xcore.data.io.limits import Limits
 from xcore.data.io.psl_folder import read_psl_file
 from xcore.data.schema import Predicate
 from xcore.errors import DataError, ParseError, brief
+from xcore.logic.rule_identity import first_of_each
 
 SPLITS = ("infer", "learn")
 """The data splits of a project: inference (default) and weight learning."""
@@ -123,8 +124,24 @@ class PSLProject:
         return list(self.rules.get("all", [])) + list(self.rules.get(split, []))
 
     def parsed_rules(self, split: str = "infer") -> list:
-        """The split's rules parsed, with predicates renamed to their declared spelling and checked."""
-        return [self._parse_rule(r) for r in self.rule_specs(split)]
+        """The split's rules parsed, with predicates renamed to their declared spelling and checked,
+        without the rules Java PSL's model skips as already added (`xcore.logic.rule_identity`)."""
+        rules, _ = first_of_each([self._parse_rule(r) for r in self.rule_specs(split)])
+        return rules
+
+    def split_rules(self, split: str) -> list:
+        """The parsed rules written for the split itself (not for every split), duplicates skipped as
+        in `parsed_rules`: what a model learned on another split infers with beside its own rules."""
+        specs = self.rule_specs(split)
+        rules, _ = first_of_each([self._parse_rule(r) for r in specs])
+        n_common, _ = first_of_each([self._parse_rule(r) for r in self.rules.get("all", [])])
+        return rules[len(n_common):]
+
+    def duplicate_rules(self, split: str = "infer") -> list[tuple[RuleSpec, RuleSpec]]:
+        """(skipped, kept) pairs of rules Java PSL counts as one rule (same clause, weight aside)."""
+        specs = self.rule_specs(split)
+        _, pairs = first_of_each([self._parse_rule(r) for r in specs])
+        return [(specs[i], specs[j]) for i, j in pairs]
 
     def _parse_rule(self, spec: RuleSpec):
         from xcore.logic.parser import parse_rule
