@@ -8,7 +8,8 @@ from xcore.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "xcore.psl.explain": ["explanation_frame", "explanation_scores", "mep_from_frame", "mep_scores"],
-    "xcore.psl.inference": ["MAPResult", "map_inference"],
+    "xcore.psl.inference": ["map_inference"],
+    "xcore.psl.map_problem": ["MAPResult"],
     "xcore.psl.data_keys": ["PPLLCache", "dataset_fingerprint"],
     "xcore.psl.model": ["PSLModel"],
     "xcore.psl.rule_preparation": ["SearchCache"],

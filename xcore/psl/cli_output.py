@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from xcore.data.io.psl_project import output_file_name
 from xcore.errors import DataError
-from xcore.psl.inference import MAPResult
+from xcore.psl.map_problem import MAPResult
 from xcore.psl.model import PSLModel
 from xcore.psl.scores import prediction_metrics
 from xcore.psl.uniqueness import optimum_spread
