@@ -16,17 +16,13 @@ from xcore.data import RelationalDataset
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.methods import REGISTRY, Run
-from xcore.psl.method import GROUND_RULES, esms_targets, reinfer, target_defaults
+from xcore.psl.data_reading import all_positive
+from xcore.psl.explainers.ground_rules import GROUND_RULES
+from xcore.psl.runs import esms_targets, reinfer, target_defaults
+from xcore.psl.settings import DEMO_SETTINGS, ESMSSettings
+from xcore.psl.split_sizes import split_sizes, too_few_labels
 from xcore.psl.stability import relational_stability
-from xcore.psl.workflow import (
-    DEMO_SETTINGS,
-    ESMSSettings,
-    all_positive,
-    as_float_grid,
-    split_sizes,
-    sweep,
-    too_few_labels,
-)
+from xcore.psl.sweep import as_float_grid, sweep
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
@@ -99,11 +95,11 @@ def split_notice(ds: RelationalDataset, settings: ESMSSettings | None) -> None:
 
 
 def show_model(ds: RelationalDataset, run: Run) -> None:
-    esms = run.extras["esms"]
-    if "edited_from" in run.extras:
+    esms = run.model.held_out_model_
+    if run.model.edited_:
         st.info("Showing hand-edited rules. Press **Run search** again to return to the searched model.")
-    st.dataframe(esms.model.rules_frame(), hide_index=True, width="stretch")
-    shown = esms.model.to_text()
+    st.dataframe(esms.rules_frame(), hide_index=True, width="stretch")
+    shown = esms.to_text()
     reset_on("esms_rules_text", shown, shown)  # another run (other data, the demo): its rules, not the old text
     text = st.text_area("Edit the rules (PSL syntax; weight 0 = learn it by PPLL), then re-infer", height=220,
                         key="esms_rules_text")
@@ -116,7 +112,7 @@ def show_model(ds: RelationalDataset, run: Run) -> None:
 
 
 def show_search(run: Run) -> None:
-    h = run.extras["esms"].history
+    h = run.model.history_
     long = h[["iteration", "score", "best_score"]].melt(id_vars="iteration", var_name="series", value_name="validation")
     st.plotly_chart(tradeoff_figure(long, x="iteration", y="validation", y_title=run.settings.metric,
                                     title="Validation score per iteration"), width="stretch")
@@ -149,7 +145,7 @@ def show_sweep(ds: RelationalDataset, run: Run) -> None:
 def show_stability(run: Run) -> None:
     eps = st.number_input("ε (perturbation of one observed atom)", 0.001, 0.5, 0.05, key="esms_eps")
     if st.button("Check stability", key="esms_stab"):
-        rep = guarded(relational_stability, run.extras["esms"].model, None, float(eps))
+        rep = guarded(relational_stability, run.model.held_out_model_, None, float(eps))
         if rep is not None:
             c = st.columns(3)
             c[0].metric("Largest score change", f"{rep.max_change:.4f}")
@@ -172,7 +168,7 @@ def split_caption(ctx: PageContext) -> None:
 
 
 def model_download(ctx: PageContext) -> None:
-    st.download_button("Model (PSL rules)", ctx.run.extras["esms"].model.to_text(), "esms_model.psl",
+    st.download_button("Model (PSL rules)", ctx.run.model.held_out_model_.to_text(), "esms_model.psl",
                        key="esms_dl_model", on_click="ignore")
 
 

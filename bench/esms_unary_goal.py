@@ -3,8 +3,9 @@
     python bench/esms_unary_goal.py                              # 5 seeds, print the table
     python bench/esms_unary_goal.py --results bench/RESULTS.md   # also update the section in RESULTS.md
 
-Data: `friends_smokers_dataset(600, seed=s)`, s = 0..4, target `cancer`, split by `run_esms` (60/20/20
-of the labelled cancer atoms, split seed 0). ESMS runs with `default_settings(data)` for target
+Data: `friends_smokers_dataset(600, seed=s)`, s = 0..4, target `cancer`, split as the registered run splits
+(20% of the labelled cancer atoms held out by `xcore.methods.evaluate`'s split, the rest 60/20 inside
+the search, seed 0). ESMS runs with `default_settings(data)` for target
 cancer (a 0/1 target T(A): weights learned jointly with the priors, "calibrated", and counterpart
 templates; 20 candidates x 10 rules; n_jobs 1), and once more with the paper's PPLL per rule
 (weight_learning per_rule, no counterparts). Baselines: the training rate of cancer (constant) and
@@ -26,8 +27,7 @@ from bench.grounding import machine  # noqa: E402
 from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.friends_smokers import friends_smokers_dataset  # noqa: E402
 from xcore.psl import prediction_metrics  # noqa: E402
-from xcore.psl.method import default_settings  # noqa: E402
-from xcore.psl.workflow import run_esms  # noqa: E402
+from xcore.psl.runs import default_settings, held_out_split  # noqa: E402
 
 TITLE = "ESMS defaults on a binary unary target (friends_smokers_dataset(600), 5 seeds)"
 
@@ -42,16 +42,18 @@ def run(seeds: int) -> tuple[str, dict]:
         for name, settings in (("ESMS, default settings (calibrated joint weights, counterparts)", base),
                                ("ESMS, PPLL per rule (paper), no counterparts",
                                 base.replace(weight_learning="per_rule", counterparts=False))):
-            res = run_esms(ds, settings)
-            y = res.predictions["truth"].to_numpy(float)
-            rows.setdefault(name, []).append(prediction_metrics(res.predictions["prediction"].to_numpy(float), y))
+            est, train, test = held_out_split(ds, settings)
+            applied = est.fit(train).apply(test).predict()
+            predictions = applied[applied["predicate"] == "cancer"]
+            y = predictions["truth"].to_numpy(float)
+            rows.setdefault(name, []).append(prediction_metrics(predictions["prediction"].to_numpy(float), y))
             if seed == 0 and settings is base:
-                reasons = [f"{r.weight:.3f}: {r.text('psl').split(': ', 1)[1]}" for r in res.model.rules]
-        truth = res.test.tables["cancer"]["truth"][["a0", "value"]]
-        order = res.predictions["a0"].astype(str)
+                reasons = [f"{r.weight:.3f}: {r.text('psl').split(': ', 1)[1]}" for r in est.rules_]
+        truth = test.tables["cancer"]["truth"][["a0", "value"]]
+        order = predictions["a0"].astype(str)
         y = truth.set_index("a0").loc[order, "value"].to_numpy(float)
         ref = truth.reset_index(drop=True)
-        for name, p in baselines(res.train, res.test).items():
+        for name, p in baselines(est.train_, test).items():
             p = dict(zip(ref["a0"], p))
             rows.setdefault(f"baseline: {name}", []).append(prediction_metrics(np.array([p[a] for a in order]), y))
     n_test = len(y)

@@ -219,9 +219,6 @@ MOVED = {
     "xcore.mln.synthetic": ("xcore.data.generators.friends_smokers", ["friends_smokers_dataset"]),
     "xcore.mln.citation": ("xcore.data.benchmarks.citation", ["citation_dataset", "load_planetoid_arrays",
                                                               "default_root", "CitationData"]),
-    "xcore.psl.cora": ("xcore.data.benchmarks.cora", ["load_cora_dataset", "load_cora_arrays", "load_planetoid",
-                                                      "CHECKED_FILES"]),
-    "xcore.psl.explain": ("xcore.logic.atom_text", ["render_atoms", "ground_rule_texts"]),
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 from xcore.data.samples import load_sample
 from xcore.errors import Cancelled, XcoreError
 from xcore.methods import RunCache, run_key, run_method
-from xcore.psl.workflow import ESMSSettings
+from xcore.psl.settings import ESMSSettings
 from xcore.runtime import BackgroundJob, cancellable
 
 

@@ -46,7 +46,7 @@ def test_edited_rules_re_infer(demo_app):
         "1.0: sgd_rating(U, I) & rated(U, I) -> rating(U, I) ^2\n1.0: ~rating(U, I) ^2\n")
     click(at, "esms_reinfer")
     run = latest(at)
-    assert len(run.extras["esms"].model.rules) == 2
+    assert len(run.model.rules_) == 2
     # with equal weights pulling up to sgd and down to 0, a prediction is half its sgd value
     assert (run.predictions["prediction"] <= 0.5 + 1e-6).all()
     assert any("hand-edited" in i.value for i in at.info)
@@ -69,7 +69,7 @@ def test_counterpart_option_reaches_the_search():
     at.run()
     click(at, "esms_run_btn")
     run = latest(at)
-    assert run.settings.counterparts and run.extras["esms"].search.counterparts
+    assert run.settings.counterparts and run.model.search_.counterparts
     assert run.settings.iterations == 5
 
 

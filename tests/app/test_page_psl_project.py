@@ -63,6 +63,6 @@ def test_esms_scores_the_project_rules_when_asked():
     click(at, "esms_run_btn")
     run = list(at.session_state["_runs"].values())[-1]
     assert run.settings.project_rules
-    search = run.extras["esms"].search
+    search = run.model.search_
     assert len(search.start_rules) == 2
     assert len(search.history_) == 4  # three drawn models and the project's

@@ -17,7 +17,7 @@ from pydantic import Field
 from xcore.cli import main as cli_main
 from xcore.data.samples import load_sample
 from xcore.methods import REGISTRY
-from xcore.psl.workflow import ESMSSettings
+from xcore.psl.settings import ESMSSettings
 from xcore.report import report_html
 
 pytestmark = pytest.mark.xdist_group("app")

@@ -14,7 +14,7 @@ from xcore.errors import ConfigError
 from xcore.methods import REGISTRY
 from xcore.mln.method import MLNSettings
 from xcore.plkb.settings import PLKBSettings
-from xcore.psl.workflow import ESMSSettings
+from xcore.psl.settings import ESMSSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

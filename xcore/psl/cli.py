@@ -31,12 +31,13 @@ streamlit), and only after the arguments are read.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Sequence, TextIO
+
+from xcore.errors import XcoreError
+from xcore.lazy import defer_module
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT = 0, 1, 2
 METHODS = ("auto", "lbfgs", "admm", "qp")
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
         return EXIT_BAD_INPUT
     args.options = options
     if isinstance(args.learn, str):
-        from xcore.errors import XcoreError
+        # start-up: weight learning needs numpy and scipy.sparse, which --help and bad arguments do not
         from xcore.psl.weight_learning import resolve_method
 
         try:
@@ -115,8 +116,6 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     if not args.config and not args.data:
         err.write("error: give --config X.json, or --data X.data with --model X.psl\n")
         return EXIT_BAD_INPUT
-    from xcore.errors import XcoreError
-
     try:
         return run(args, out, err)
     except BrokenPipeError:  # `... | head`: the reader has gone, as for any command-line tool
@@ -145,117 +144,39 @@ def _quiet_broken_pipe() -> None:
         pass
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Load, ground, infer, write; timing lines go to `err` unless quiet."""
-    t0, c0 = time.perf_counter(), time.process_time()
-    times: list[tuple[str, float, float]] = []
+class Laps:
+    """Wall and CPU seconds (all threads of the process) of each phase of the command."""
 
-    def lap(label: str) -> None:
-        """Wall and CPU seconds (all threads of the process) since the previous lap."""
-        nonlocal t0, c0
+    def __init__(self) -> None:
+        self.times: list[tuple[str, float, float]] = []
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+
+    def lap(self, label: str) -> None:
+        """Close the phase `label`: its seconds since the previous lap."""
         t1, c1 = time.perf_counter(), time.process_time()
-        times.append((label, t1 - t0, c1 - c0))
-        t0, c0 = t1, c1
+        self.times.append((label, t1 - self.t0, c1 - self.c0))
+        self.t0, self.c0 = t1, c1
 
-    from xcore.lazy import defer_module
+    def describe(self) -> str:
+        """The phases' wall seconds on one line and their CPU seconds on the next."""
+        phases = "in-process phases: " + ", ".join(f"{label} {sec:.3f} s" for label, sec, _ in self.times)
+        cpu = "in-process CPU: " + ", ".join(f"{label} {sec:.3f} s" for label, _, sec in self.times)
+        return f"{phases}\n{cpu}"
 
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Load, ground, infer, write (`xcore.psl.project_run`); timing lines go to `err` unless quiet."""
+    laps = Laps()
     defer_module("numpy.f2py")  # imported by scipy.sparse's `from numpy import *`, never used here
-    from xcore.data.io.psl_project import UNLIMITED, read_project
-    from xcore.errors import XcoreError
-    from xcore.psl.model import PSLModel
+    # start-up: pandas, pyarrow, DuckDB and scipy.sparse load only once the arguments are read
+    from xcore.psl.project_run import run_project
 
-    lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
-    project = read_project(config=args.config, data=args.data, model=args.model,
-                           limits=UNLIMITED)
-    ignored = [k for k in args.options if not k.lower().startswith(LEARNING_OPTION_PREFIXES)]
-    if ignored and not args.quiet:
-        err.write(f"note: PSL options ignored: {', '.join(f'{k}={args.options[k]}' for k in ignored)}\n")
-    split = args.split
-    from xcore.psl.learn_command import runtime_steps
-
-    steps = runtime_steps(project, args)
-    for skipped, kept in project.duplicate_rules(split):  # Java's Model.addRule skips them too
-        err.write(f"warning: {skipped.file}:{skipped.line}: rule `{skipped.text.strip()}` is the same rule as "
-                  f"`{kept.text.strip()}` (line {kept.line}) for Java PSL (same clause, weight aside): skipped, "
-                  "as Java's runtime does\n")
-    err.write(steps.describe() + "\n")  # which steps ran, even when quiet (PSL's runtime decides them)
-    learned = None
-    if steps.learn is not None:
-        from xcore.psl.learn_command import learn_from_project
-
-        asked = args.learn is not None  # --learn on the command line, not the runtime's own choice
-        args.learn = steps.learn
-        try:
-            learned = learn_from_project(project, args, err)
-        except XcoreError as e:
-            if asked or not str(e).startswith("weight learning needs truth"):
-                raise
-            err.write(f"note: learning skipped: {e}; inferring with the rules' written weights\n")
-        lap("learn")
-        if not steps.infer:
-            return EXIT_OK
-    if learned is not None:
-        rules, split = learned.infer_rules, "infer"
-    elif not steps.infer:  # runtime.inference=false and nothing to learn: PSL's runtime does nothing
-        return EXIT_OK
-    else:
-        rules = project.parsed_rules(split)
-    ds = project.dataset(split, UNLIMITED)
-    lap("load")
-    model = PSLModel(rules, inference=args.method, limit=None)
-    model.ground(ds)
-    lap("ground")
-    result = model.infer(warm_start=False)  # HiGHS's banner is kept off stdout by xcore.runtime.new_highs
-    lap("infer")
-    if not result.converged:  # the values are written, but the user must know they are approximate
-        err.write(f"warning: {result.method} inference did not converge: {result.message}\n")
-    report_uniqueness(model, result, args, err)
-    lap("check")
-    frames = target_values(model)
-    if args.output:
-        write_values(frames, args.output)
-    else:
-        print_values(frames, out)
-    lap("write")
-    if args.eval is not None:
-        print_metrics(frames, out)
-    if not args.quiet:
-        phases = "in-process phases: " + ", ".join(f"{label} {sec:.3f} s" for label, sec, _ in times)
-        cpu = "in-process CPU: " + ", ".join(f"{label} {sec:.3f} s" for label, _, sec in times)
-        err.write(f"{model.store_.n_targets:,} target atoms, {model.program_.n_potentials:,} potentials, "
-                  f"energy {result.energy:.6g} ({result.method}); {phases}\n{cpu}\n")
-    return EXIT_OK
+    laps.lap("imports")  # pandas, pyarrow, DuckDB, scipy.sparse: the floor of a fresh process
+    return run_project(args, out, err, laps.lap, laps.describe, UNIQUENESS_AUTO_LIMIT)
 
 
 UNIQUENESS_AUTO_LIMIT = 200_000
 """Programs up to this many potentials are checked for a unique optimum unless --no-check-unique."""
-
-
-def report_uniqueness(model, result, args, err: TextIO) -> None:
-    """Say whether the MAP optimum is unique (`xcore.psl.uniqueness`): a warning when it is not."""
-    prog = model.program_
-    check = args.check_unique
-    if check is None:
-        check = prog.n_potentials + prog.C.shape[0] <= UNIQUENESS_AUTO_LIMIT
-        if not check:
-            if not args.quiet:
-                err.write(f"optimum uniqueness not checked ({prog.n_potentials:,} potentials; --check-unique checks "
-                          "it with two LPs)\n")
-            return
-    if not check:
-        return
-    from xcore.psl.uniqueness import optimum_spread
-
-    spread = optimum_spread(prog, result.y)
-    if not spread.unique:
-        store = model.store_
-        names = dict(zip(spread.moving[:3], store.atom_text(store.target_ids[spread.moving[:3]])))
-        err.write("warning: " + spread.describe(names) + "\n")
-    elif not args.quiet:
-        err.write(spread.describe() + "\n")
-
-
-LEARNING_OPTION_PREFIXES = ("votedperceptron.", "gradientdescent.", "runtime.learn", "inference.normalize")
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str] | None:
@@ -267,78 +188,3 @@ def parse_options(pairs: Sequence[str]) -> dict[str, str] | None:
             return None
         out[key.strip()] = value.strip()
     return out
-
-
-def target_values(model) -> dict[str, "object"]:
-    """Per open predicate with targets: a frame of its target atoms' arguments and MAP values."""
-    import numpy as np
-
-    store, y = model.store_, model.y_
-    out = {}
-    for name, atoms in store.predicates.items():
-        if not atoms.n_targets:
-            continue
-        import pandas as pd
-
-        cols = {f"a{i}": store.constants[atoms.args[atoms.n_obs:, i]] for i in range(atoms.predicate.arity)}
-        ids = atoms.ids[atoms.n_obs:]
-        frame = pd.DataFrame(cols)
-        frame["value"] = np.asarray(y)[store.target_index[ids]]
-        frame["truth"] = store.truth[store.target_index[ids]]
-        out[name] = frame
-    return out
-
-
-def write_values(frames: dict, folder: str) -> None:
-    """One ``<NAME>.txt`` per predicate: tab-separated arguments then the value (PSL's output).
-
-    Lines are joined by Arrow kernels (no Python per row); constants are written as they are (PSL
-    does not quote them) and values in their shortest exact decimal form.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from xcore.data.io.psl_project import output_file_name
-    from xcore.errors import DataError
-
-    path = Path(folder)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        for name, frame in frames.items():
-            columns = [pa.array(frame[c].astype(str), pa.large_string()) for c in frame.columns
-                       if c not in ("value", "truth")]
-            columns.append(pc.cast(pa.array(frame["value"].to_numpy(dtype=float)), pa.large_string()))
-            lines = pc.binary_join_element_wise(*columns, pa.scalar("\t", pa.large_string())) \
-                if len(columns) > 1 else columns[0]
-            text = pc.binary_join(pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines),
-                                  pa.scalar("\n", pa.large_string()))[0].as_buffer()
-            with open(path / output_file_name(name), "wb") as f:
-                f.write(text)
-                f.write(b"\n" if len(lines) else b"")
-    except OSError as e:
-        raise DataError(f"cannot write the results: {e.strerror or e}", file=str(path)) from None
-
-
-def print_values(frames: dict, out: TextIO) -> None:
-    """The values as PSL prints them without an output folder: ``NAME('a', 'b') = 0.5``."""
-    for name, frame in frames.items():
-        args = [c for c in frame.columns if c.startswith("a")]
-        for row in frame.itertuples(index=False):
-            values = ", ".join(f"'{getattr(row, c)}'" for c in args)
-            out.write(f"{name.upper()}({values}) = {row.value}\n")
-
-
-def print_metrics(frames: dict, out: TextIO) -> None:
-    """MSE, MAE (and AUROC, AUPR for 0/1 truth) of every predicate with truth labels."""
-    import numpy as np
-
-    from xcore.psl.model import prediction_metrics
-
-    for name, frame in frames.items():
-        truth = frame["truth"].to_numpy(dtype=float)
-        if not np.isfinite(truth).any():
-            out.write(f"{name}: no truth labels\n")
-            continue
-        m = prediction_metrics(frame["value"].to_numpy(dtype=float), truth)
-        shown = ", ".join(f"{k} {v:.6g}" for k, v in m.items() if k != "n" and not math.isnan(v))
-        out.write(f"{name}: {int(m['n'])} atoms with truth; {shown}\n")

@@ -18,11 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from xcore.explain.types import Explanation, ExplanationItem
-from xcore.logic.atom_text import (  # noqa: F401  (render_atoms moved; re-exported)
-    ground_rule_texts,
-    natural_atom_text,
-    render_atoms,
-)
+from xcore.logic.atom_text import ground_rule_texts, natural_atom_text
 from xcore.psl.program import HingeProgram
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,66 +124,66 @@ def explain_targets(model: "PSLModel", cols: np.ndarray, top_k: int | None = Non
     frame = explanation_frame(model, targets=cols, keep_zero=keep_zero)
     if top_k is not None:
         frame = frame[frame["rank"].to_numpy() <= top_k]
-    store = model.store_
-    n = len(frame)
-    text = np.empty(n, dtype=object)
-    natural = np.empty(n, dtype=object)
-    atoms = np.empty(n, dtype=object)
-    observed = np.empty(n, dtype=object)
-    tindex = np.zeros(n, dtype=np.int64)
-    roles_of = {}
-    rule_arr = frame["rule"].to_numpy()
-    local_arr = frame["local_row"].to_numpy()
-    aid_arr = frame["atom_id"].to_numpy()
-    for k in np.unique(rule_arr):  # vectorised per lifted rule
-        sel = np.flatnonzero(rule_arr == k)
-        rows, inv = np.unique(local_arr[sel], return_inverse=True)
-        t = ground_rule_texts(model.grounded_[int(k)], store, rows)
-        text[sel] = t["text"][inv]
-        natural[sel] = t["natural"][inv]
-        r = model.rules[int(k)]
-        if t["atom_ids"].dtype == object:  # an arithmetic rule: its own atoms per ground rule
-            for s, j in zip(sel, inv):
-                atoms[s], observed[s] = t["atoms"][j], t["observed"][j]
-                tindex[s] = int(np.flatnonzero(t["atom_ids"][j] == aid_arr[s])[0])
-            roles_of[int(k)] = None  # every atom of `sum c*atom (rel) constant` is a term: "body" as in the rule
-            continue
-        atoms[sel] = list(t["atoms"][inv])
-        observed[sel] = list(t["observed"][inv])
-        ids = t["atom_ids"][inv]
-        tindex[sel] = np.argmax(ids == aid_arr[sel][:, None], axis=1)
-        roles_of[int(k)] = ["body"] * len(r.body) + ["head"] * len(r.head)
-    rule_text = {k: model.rules[k].text("psl") for k in roles_of}
-    weight = frame["weight"].to_numpy()
-    coef = frame["coefficient"].to_numpy()
-    deriv = frame["derivative"].to_numpy()
-    force = frame["force"].to_numpy()
-    dist = frame["distance"].to_numpy()
-    score = frame["score"].to_numpy()
-    expl = frame["explainable"].to_numpy()
-    ground_row = frame["ground"].to_numpy()
-    items = [ExplanationItem(
-        kind="ground_rule", text=str(text[i]), natural=str(natural[i]), score=float(score[i]),
-        direction=int(np.sign(force[i])), effect=float(force[i]),
-        atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]),
-        roles=roles_of[int(rule_arr[i])] or ["body"] * len(atoms[i]),
-        observed=[bool(o) for o in observed[i]], explainable=bool(expl[i]),
-        extras={"rule": rule_text[int(rule_arr[i])], "rule_index": int(rule_arr[i]),
-                "template": model.rules[int(rule_arr[i])].name, "weight": float(weight[i]),
-                "coefficient": float(coef[i]), "derivative": float(deriv[i]), "force": float(force[i]),
-                "distance": float(dist[i]), "ground_row": int(ground_row[i])})
-        for i in range(n)]  # the shared explanation type holds one object per item
+    items = _items(model, frame)
+    store, y, truth = model.store_, model.y_, model.store_.truth
     tcol = frame["target"].to_numpy()
-    y = model.y_
-    truth = store.truth
     ids = store.target_ids[cols]
-    target_text = store.atom_text(ids)
-    natural_target = natural_atom_text(store, ids)
     bounds = np.searchsorted(tcol, cols, side="left"), np.searchsorted(tcol, cols, side="right")
     out = []
-    for c, lo, hi, tt, nt in zip(cols, bounds[0], bounds[1], target_text, natural_target):
+    for c, lo, hi, tt, nt in zip(cols, bounds[0], bounds[1], store.atom_text(ids), natural_atom_text(store, ids)):
         out.append(Explanation(
             target=str(tt), target_text=str(nt), method="psl_ground_rules",
             prediction=float(y[c]), prediction_kind="soft truth", truth=None if not np.isfinite(truth[c]) else float(truth[c]),
             items=items[lo:hi], meta={"target_column": int(c)}))
     return out
+
+
+def _ground_rule_parts(model: "PSLModel", frame: pd.DataFrame) -> dict[str, object]:
+    """Per row of an explanation frame: the ground rule's text and natural text, its atoms, which are
+    observed, the target's position among them; and per lifted rule its atoms' roles."""
+    n = len(frame)
+    parts: dict[str, np.ndarray] = {name: np.empty(n, dtype=object) for name in ("text", "natural", "atoms", "observed")}
+    tindex = np.zeros(n, dtype=np.int64)
+    roles_of: dict[int, list[str] | None] = {}
+    rule_arr, local_arr, aid_arr = (frame[c].to_numpy() for c in ("rule", "local_row", "atom_id"))
+    for k in np.unique(rule_arr):  # vectorised per lifted rule
+        sel = np.flatnonzero(rule_arr == k)
+        rows, inv = np.unique(local_arr[sel], return_inverse=True)
+        t = ground_rule_texts(model.grounded_[int(k)], model.store_, rows)
+        parts["text"][sel] = t["text"][inv]
+        parts["natural"][sel] = t["natural"][inv]
+        r = model.rules[int(k)]
+        if t["atom_ids"].dtype == object:  # an arithmetic rule: its own atoms per ground rule
+            for s, j in zip(sel, inv):
+                parts["atoms"][s], parts["observed"][s] = t["atoms"][j], t["observed"][j]
+                tindex[s] = int(np.flatnonzero(t["atom_ids"][j] == aid_arr[s])[0])
+            roles_of[int(k)] = None  # every atom of `sum c*atom (rel) constant` is a term: "body" as in the rule
+            continue
+        parts["atoms"][sel] = list(t["atoms"][inv])
+        parts["observed"][sel] = list(t["observed"][inv])
+        tindex[sel] = np.argmax(t["atom_ids"][inv] == aid_arr[sel][:, None], axis=1)
+        roles_of[int(k)] = ["body"] * len(r.body) + ["head"] * len(r.head)
+    return {**parts, "tindex": tindex, "roles_of": roles_of}
+
+
+def _items(model: "PSLModel", frame: pd.DataFrame) -> list[ExplanationItem]:
+    """One `ExplanationItem` per row of an explanation frame (the shared type holds one object per item)."""
+    parts = _ground_rule_parts(model, frame)
+    text, natural, atoms, observed, tindex, roles_of = (
+        parts[k] for k in ("text", "natural", "atoms", "observed", "tindex", "roles_of"))
+    rule_text = {k: model.rules[k].text("psl") for k in roles_of}  # type: ignore[union-attr]
+    col = {c: frame[c].to_numpy() for c in ("rule", "weight", "coefficient", "derivative", "force", "distance",
+                                            "score", "explainable", "ground")}
+    rule_arr, force = col["rule"], col["force"]
+    return [ExplanationItem(
+        kind="ground_rule", text=str(text[i]), natural=str(natural[i]), score=float(col["score"][i]),
+        direction=int(np.sign(force[i])), effect=float(force[i]),
+        atoms=[str(a) for a in atoms[i]], target_index=int(tindex[i]),
+        roles=roles_of[int(rule_arr[i])] or ["body"] * len(atoms[i]),
+        observed=[bool(o) for o in observed[i]], explainable=bool(col["explainable"][i]),
+        extras={"rule": rule_text[int(rule_arr[i])], "rule_index": int(rule_arr[i]),
+                "template": model.rules[int(rule_arr[i])].name, "weight": float(col["weight"][i]),
+                "coefficient": float(col["coefficient"][i]), "derivative": float(col["derivative"][i]),
+                "force": float(force[i]), "distance": float(col["distance"][i]),
+                "ground_row": int(col["ground"][i])})
+        for i in range(len(frame))]

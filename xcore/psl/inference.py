@@ -12,27 +12,17 @@ parity with PSL).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
+from xcore.psl.admm import map_admm
+from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B, loaded on first use without scipy.optimize
+from xcore.psl.map_problem import MAPResult, box_bounds, start_state
 from xcore.psl.program import HingeProgram
 from xcore.runtime import Progress, limited_threads, new_highs, throttled
-
-
-@dataclass
-class MAPResult:
-    """A MAP state with the figures users want to see: energy, iterations, time."""
-
-    y: np.ndarray
-    energy: float
-    iterations: int
-    seconds: float
-    method: str
-    converged: bool
-    message: str = ""
 
 
 def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | None = None,
@@ -45,29 +35,6 @@ def map_inference(prog: HingeProgram, method: str = "auto", y0: np.ndarray | Non
     """
     with limited_threads(1):
         return _map_inference(prog, method, y0, tol, max_iter, progress)
-
-
-def box_bounds(prog: HingeProgram) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Hard rows over one atom as bounds on it (``SameAuthor(A, A) = 1 .`` fixes the atom):
-    ``(lower, upper, other_rows)``, or None when a bound leaves no value in [0, 1] (infeasible;
-    the exact QP then reports it)."""
-    n = prog.n_atoms
-    lo, hi = np.zeros(n), np.ones(n)
-    C = prog.C.tocsr()
-    single = np.flatnonzero(np.diff(C.indptr) == 1)
-    if len(single):
-        col = C.indices[C.indptr[single]]
-        a = C.data[C.indptr[single]]
-        value = -prog.d[single] / a
-        eq = prog.equality[single]
-        upper = eq | (a > 0)  # a y + d <= 0 with a > 0: y <= -d/a
-        lower = eq | (a < 0)
-        np.minimum.at(hi, col[upper], value[upper])
-        np.maximum.at(lo, col[lower], value[lower])
-    if (lo > hi + 1e-9).any():
-        return None
-    rest = np.setdiff1d(np.arange(C.shape[0]), single)
-    return lo, np.maximum(hi, lo), rest
 
 
 def _only_bounds(prog: HingeProgram) -> bool:
@@ -86,16 +53,6 @@ def _map_inference(prog: HingeProgram, method: str, y0: np.ndarray | None, tol: 
     if method == "qp":
         return map_qp(prog)
     raise XcoreError(f"unknown inference method {method!r}; use auto, lbfgs, admm or qp")
-
-
-def _start(prog: HingeProgram, y0: np.ndarray | None) -> np.ndarray:
-    n = prog.n_atoms
-    if y0 is None:
-        return np.full(n, 0.5)
-    y0 = np.asarray(y0, dtype=np.float64)
-    if y0.shape != (n,):
-        raise XcoreError(f"warm start has {y0.shape} values for {n} atoms")
-    return np.clip(np.nan_to_num(y0, nan=0.5), 0.0, 1.0)
 
 
 def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-10,
@@ -119,14 +76,12 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
                          "use method='admm' or 'qp'")
     t0 = time.perf_counter()
     lo, hi, _ = bounds3
-    x0 = np.clip(_start(prog, y0), lo, hi)
+    x0 = np.clip(start_state(prog, y0), lo, hi)
     if prog.n_atoms == 0 or (hi - lo <= 0).all():  # nothing to optimise (every atom fixed by a hard rule)
         return MAPResult(x0, prog.energy(x0), 0, time.perf_counter() - t0, "lbfgs", True)
     # The squared-hinge energy is only C1: at a kink the quasi-Newton memory can stall the line
     # search far from the optimum. Restart (fresh memory) until the projected gradient vanishes.
     nit, y = 0, x0
-    from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B without all of scipy.optimize
-
     tick = throttled(progress)
     seen = [0]
 
@@ -148,6 +103,23 @@ def map_lbfgs(prog: HingeProgram, y0: np.ndarray | None = None, tol: float = 1e-
                      f"{res.message}; projected gradient {kkt:.2e}")
 
 
+def _inner_solve(fun: Callable[[np.ndarray], tuple[float, np.ndarray]], y: np.ndarray, lo: np.ndarray,
+                 hi: np.ndarray, tol: float, max_iter: int, nit: int) -> tuple[np.ndarray, int, float]:
+    """One inner problem of the augmented Lagrangian by L-BFGS-B, restarted (as in map_lbfgs: the squared
+    hinges are only C1) until its projected gradient vanishes: (state, iterations so far, KKT residual)."""
+    kkt = np.inf
+    for _ in range(20):
+        res = minimize_lbfgsb(fun, y, lo, hi, maxiter=max_iter, gtol=tol)
+        nit += int(res.get("nit", 0))
+        y = np.clip(res.x, lo, hi)
+        g = fun(y)[1]
+        pg = np.where(y <= lo + 1e-9, np.minimum(g, 0.0), np.where(y >= hi - 1e-9, np.maximum(g, 0.0), g))
+        kkt = float(np.abs(np.where(hi - lo <= 1e-12, 0.0, pg)).max(initial=0.0))
+        if kkt <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
+            break
+    return y, nit, kkt
+
+
 def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.ndarray], y0: np.ndarray | None,
                tol: float = 1e-10, max_iter: int = 20000, progress: Progress | None = None,
                feasibility: float = 1e-9) -> MAPResult:
@@ -160,8 +132,6 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     convex program, hence its optimum). Exact in the limit, like ADMM, but each step is a smooth
     solve that L-BFGS-B does in few iterations.
     """
-    from xcore.psl.lbfgsb import minimize_lbfgsb
-
     t0 = time.perf_counter()
     lo, hi, rest = bounds3
     C = prog.C.tocsr()[rest]
@@ -170,7 +140,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     CT = C.T.tocsr()
     lam = np.zeros(len(d))
     mu = 10.0 * max(1.0, float(prog.w.max(initial=1.0)))
-    y = np.clip(_start(prog, y0), lo, hi)
+    y = np.clip(start_state(prog, y0), lo, hi)
     tick = throttled(progress)
     nit, outer, previous = 0, 0, np.inf
 
@@ -189,15 +159,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
         outer += 1
         if tick is not None:
             tick(min(nit / max_iter, 1.0), f"augmented Lagrangian step {outer} (L-BFGS-B iteration {nit:,})")
-        for _ in range(20):  # restarts, as in map_lbfgs: the squared hinges are only C1
-            res = minimize_lbfgsb(lagrangian, y, lo, hi, maxiter=max_iter, gtol=tol)
-            nit += int(res.get("nit", 0))
-            y = np.clip(res.x, lo, hi)
-            g = lagrangian(y)[1]
-            pg = np.where(y <= lo + 1e-9, np.minimum(g, 0.0), np.where(y >= hi - 1e-9, np.maximum(g, 0.0), g))
-            kkt = float(np.abs(np.where(hi - lo <= 1e-12, 0.0, pg)).max(initial=0.0))
-            if kkt <= max(np.sqrt(tol), 1e-7) or nit >= max_iter:
-                break
+        y, nit, kkt = _inner_solve(lagrangian, y, lo, hi, tol, max_iter, nit)
         r = C @ y + d
         viol = violation_of(r)
         lam = np.where(eq, lam + mu * r, np.maximum(lam + mu * r, 0.0))
@@ -212,109 +174,9 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
     return MAPResult(y, prog.energy(y), nit, time.perf_counter() - t0, "lbfgs+al", converged, message)
 
 
-def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
-             tol: float = 1e-7, max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
-    """Consensus ADMM (Bach et al., PSL): closed-form local hinge updates, averaged consensus.
-
-    Every non-zero of [A; C] holds a local copy of its atom; all updates are array operations.
-    """
-    t0 = time.perf_counter()
-    n = prog.n_atoms
-    m = prog.n_potentials
-    boxed = box_bounds(prog) if prog.C.shape[0] else None
-    lo, hi = (boxed[0], boxed[1]) if boxed is not None else (0.0, 1.0)
-    keep = boxed[2] if boxed is not None else np.arange(prog.C.shape[0])  # bounds are held by the clip
-    C = prog.C.tocsr()[keep]
-    M = sp.vstack([prog.A, C]).tocoo()
-    rows, cols, a = M.row, M.col, M.data
-    nrows = M.shape[0]
-    b = np.concatenate([prog.b, prog.d[keep]])
-    kind = np.concatenate([np.where(prog.squared, 1, 0), np.where(prog.equality[keep], 3, 2)])  # 0 lin 1 sq 2 ineq 3 eq
-    w = np.concatenate([prog.w, np.zeros(nrows - m)])
-    norm2 = np.bincount(rows, a * a, minlength=nrows)
-    safe_norm2 = np.where(norm2 > 0, norm2, 1.0)
-    count = np.bincount(cols, minlength=n).astype(np.float64)
-    z = np.clip(_start(prog, y0), lo, hi)
-    u = np.zeros_like(a)
-    x = z[cols].copy()
-    k_nz, w_nz, n2_nz = kind[rows], w[rows], safe_norm2[rows]
-    it, converged = 0, False
-    tick = throttled(progress)
-    for it in range(1, max_iter + 1):
-        if tick is not None:
-            tick(it / max_iter, f"ADMM iteration {it:,}")
-        v = z[cols] - u
-        s = np.bincount(rows, a * v, minlength=nrows) + b
-        s_nz = s[rows]
-        # linear hinge: step of w/rho along -a, unless it overshoots the hinge -> project
-        s1 = s_nz - (w_nz / rho) * n2_nz
-        lin = np.where(s_nz <= 0, 0.0, np.where(s1 >= 0, w_nz / rho, s_nz / n2_nz))
-        sq = np.where(s_nz <= 0, 0.0, 2 * w_nz * s_nz / (rho + 2 * w_nz * n2_nz))
-        ineq = np.where(s_nz <= 0, 0.0, s_nz / n2_nz)
-        eq = s_nz / n2_nz
-        step = np.choose(k_nz, [lin, sq, ineq, eq])
-        step = np.where(norm2[rows] > 0, step, 0.0)
-        x = v - step * a
-        z_old = z
-        sums = np.bincount(cols, x + u, minlength=n)
-        z = np.where(count > 0, np.clip(sums / np.maximum(count, 1), lo, hi), z_old)
-        u = u + x - z[cols]
-        r_primal = np.sqrt(np.sum((x - z[cols]) ** 2))
-        r_dual = rho * np.sqrt(np.sum(count * (z - z_old) ** 2))
-        scale = max(np.sqrt(np.sum(x * x)), np.sqrt(np.sum(z[cols] ** 2)), 1.0)
-        if r_primal <= tol * scale and r_dual <= tol * max(rho * np.sqrt(np.sum(u * u)), 1.0):
-            converged = True
-            break
-    message = "converged" if converged else "iteration limit reached"
-    violation = hard_violation(prog, z)
-    if violation > HARD_TOL:
-        check_hard_feasible(prog)  # raises when no state can hold them; else say how far this one is
-        converged = False
-        message += f"; the hard constraints are violated by up to {violation:.3g}"
-    return MAPResult(z, prog.energy(z), it, time.perf_counter() - t0, "admm", converged, message)
-
-
-HARD_TOL = 1e-4
-"""Largest violation of a hard constraint an iterative solver's state may keep (ADMM converges to it
-only in the limit; PSL's own ADMM stops at a similar tolerance)."""
-
-
-def hard_violation(prog: HingeProgram, y: np.ndarray) -> float:
-    """How far `y` is from holding every hard constraint (C y + d <= 0, or = 0 on equality rows)."""
-    if prog.C.shape[0] == 0:
-        return 0.0
-    r = prog.C @ y + prog.d
-    return float(np.max(np.where(prog.equality, np.abs(r), np.maximum(r, 0.0))))
-
-
-def check_hard_feasible(prog: HingeProgram) -> None:
-    """Raise when no state in [0, 1] holds every hard constraint (a HiGHS feasibility LP)."""
-    import highspy
-
-    n, C = prog.n_atoms, prog.C.tocsc()
-    h = new_highs()
-    inf = highspy.kHighsInf
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, C.shape[0]
-    lp.col_cost_ = np.zeros(n)
-    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.ones(n)
-    lp.row_lower_ = np.where(prog.equality, -prog.d, -inf)
-    lp.row_upper_ = -prog.d
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = C.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = C.indices.astype(np.int32)
-    lp.a_matrix_.value_ = C.data
-    h.passModel(lp)
-    h.run()
-    status = h.getModelStatus()
-    if status in (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible):
-        raise XcoreError(f"the hard constraints cannot all hold (HiGHS: {h.modelStatusToString(status)}); "
-                         "check the arithmetic rules and the observed values they use")
-
-
 def map_qp(prog: HingeProgram) -> MAPResult:
     """The MAP problem as a QP in HiGHS: min sum w s (+ w s^2) s.t. s >= A y + b, s >= 0, C y + d <= 0."""
-    import highspy
+    import highspy  # start-up: HiGHS loads only when the QP solver is used
 
     t0 = time.perf_counter()
     n, m = prog.n_atoms, prog.n_potentials

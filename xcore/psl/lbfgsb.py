@@ -28,8 +28,8 @@ def _load() -> tuple[Callable, Callable] | None:
     impl = None
     try:
         if "scipy.optimize" in sys.modules:
-            from scipy.optimize._lbfgsb_py import _minimize_lbfgsb
-            from scipy.optimize._optimize import MemoizeJac
+            from scipy.optimize._lbfgsb_py import _minimize_lbfgsb  # start-up: scipy.optimize already loaded
+            from scipy.optimize._optimize import MemoizeJac  # start-up: scipy.optimize already loaded
         else:
             import scipy  # noqa: F401  (the parent must be real)
 
@@ -58,6 +58,7 @@ def minimize_lbfgsb(fun_and_grad: Callable, x0: np.ndarray, lower: np.ndarray, u
     """``scipy.optimize.minimize(fun_and_grad, x0, jac=True, method="L-BFGS-B", bounds=...)``."""
     impl = _load()
     if impl is None:
+        # start-up: all of scipy.optimize, only when its private L-BFGS-B could not be loaded alone
         from scipy.optimize import Bounds, minimize
 
         return minimize(fun_and_grad, x0, jac=True, method="L-BFGS-B", bounds=Bounds(lower, upper),

@@ -11,9 +11,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
-from xcore.errors import DataError
+from xcore.data.io.psl_project import UNLIMITED
+from xcore.errors import ConfigError, DataError, XcoreError
+from xcore.psl.model import PSLModel
+from xcore.psl.weight_learning import DEFAULT_METHOD, RUNTIME_DEFAULT_METHOD, learn_weights, resolve_method
+from xcore.psl.weight_search import evaluator_from_project
 
 
 @dataclass
@@ -34,8 +38,6 @@ class Steps:
 
 
 def _bool_option(options: dict, key: str) -> bool | None:
-    from xcore.errors import ConfigError
-
     for k, v in options.items():
         if str(k).lower() == key:
             text = str(v).strip().lower()
@@ -54,8 +56,6 @@ def runtime_steps(project, args: argparse.Namespace) -> Steps:
     ``.psl`` (PSL 2.x's CLI): learn only with ``--learn`` (default MaxLikelihoodMPE). ``--learn
     METHOD`` names the learner, ``--no-learn`` turns learning off; an unknown learner is an error.
     """
-    from xcore.psl.weight_learning import DEFAULT_METHOD, RUNTIME_DEFAULT_METHOD, resolve_method
-
     json_layout = bool(args.config)
     options = {**project.options, **project.split_options.get("learn", {}), **args.options}
     learn_opt = _bool_option(options, "runtime.learn")
@@ -119,11 +119,6 @@ def learned_model_path(project, args: argparse.Namespace, options: dict) -> Path
 
 def learn_from_project(project, args: argparse.Namespace, err: TextIO) -> LearnedProject:
     """Learn the project's weights with `args.learn`, write the learned model, return the inference rules."""
-    from xcore.data.io.psl_project import UNLIMITED
-    from xcore.psl.model import PSLModel
-    from xcore.psl.weight_learning import learn_weights
-    from xcore.psl.weight_search import evaluator_from_project
-
     split = "learn" if project.has_learn_split else "infer"  # a single .data file is the learn data
     options = {**project.options, **project.split_options.get("learn", {}), **args.options}
     model = PSLModel(project.parsed_rules(split), inference=args.method, limit=None)
@@ -143,3 +138,25 @@ def learn_from_project(project, args: argparse.Namespace, err: TextIO) -> Learne
             err.write(f"    {rule.text('psl')}\n")
     infer_only = project.split_rules("infer") if project.has_learn_split else []
     return LearnedProject(list(model.rules) + infer_only, path, result)
+
+
+def rules_to_infer(project, args: argparse.Namespace, steps: Steps, err: TextIO,
+                   lap: Callable[[str], None]) -> tuple[list, str] | None:
+    """Learn first when the runtime says so; the rules to infer with and the split they run on (None:
+    nothing to infer, as PSL's runtime with inference off)."""
+    learned = None
+    if steps.learn is not None:
+        asked = args.learn is not None  # --learn on the command line, not the runtime's own choice
+        args.learn = steps.learn
+        try:
+            learned = learn_from_project(project, args, err)
+        except XcoreError as e:
+            if asked or not str(e).startswith("weight learning needs truth"):
+                raise
+            err.write(f"note: learning skipped: {e}; inferring with the rules' written weights\n")
+        lap("learn")
+    if not steps.infer:
+        return None
+    if learned is not None:
+        return learned.infer_rules, "infer"
+    return project.parsed_rules(args.split), args.split

@@ -15,224 +15,37 @@ that contains the rule (ESMS).
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from xcore.data.dataset import RelationalDataset
-from xcore.data.schema import PARTITIONS
 from xcore.errors import XcoreError
-from xcore.logic.ast import ArithmeticRule, Rule
+from xcore.explain.types import ExplanationSet
+from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
-from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, GroundRules, ground
+from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, ground
+from xcore.logic.parser import parse_rules
+from xcore.psl.data_keys import PPLLCache, dataset_fingerprint, ppll_data_key, target_labels
 from xcore.psl.explain import explain_targets, explanation_frame
-from xcore.psl.inference import MAPResult, map_inference
+from xcore.psl.inference import map_inference
+from xcore.psl.map_problem import MAPResult
 from xcore.psl.program import HingeProgram
-from xcore.psl.templates import is_alpha_explainable, rule_key
+from xcore.psl.rule_forms import RuleForm, assemble_program, check_constant_hard_rows, hinge_rows, rule_form
+from xcore.psl.scores import prediction_metrics
+from xcore.psl.templates import is_alpha_explainable
+from xcore.psl.weight_learning import learn_weights
 from xcore.runtime import Progress, limited_threads
-
-ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
-"""Metrics where lower is better (continuous targets)."""
-RANKING_METRICS: tuple[str, ...] = ("aupr", "auroc")
-"""Metrics where higher is better (binary targets)."""
-
-
-# ---------------------------------------------------------------------- BLAS threads
-def single_threaded_blas():
-    """Deprecated alias of `xcore.runtime.limited_threads(1)` (kept so old imports keep working)."""
-    return limited_threads(1)
 
 
 def learn_weight(*args, **kwargs):
-    """`xcore.psl.ppll.learn_weight`, imported on first use: it needs scipy.optimize and scipy.special,
-    which grounding and inference (the PSL command) do not."""
+    """`xcore.psl.ppll.learn_weight`, imported on first use."""
+    # start-up: scipy.optimize and scipy.special, which grounding and inference (the PSL command) do not need
     from xcore.psl.ppll import learn_weight as learn
 
     return learn(*args, **kwargs)
-
-
-# ---------------------------------------------------------------------- data identity
-def dataset_fingerprint(dataset: RelationalDataset) -> str:
-    """A hash of a dataset's schema and every table (values included): the PPLL cache's data key."""
-    h = hashlib.sha256()
-    for p in dataset.schema:
-        h.update(f"{p.name}/{p.arity}/{','.join(p.types)}/{p.closed}|".encode())
-        for part in PARTITIONS:
-            t = dataset.tables[p.name][part]
-            h.update(f"{part}:{len(t)}|".encode())
-            if len(t):
-                h.update(pd.util.hash_pandas_object(t, index=False).to_numpy().tobytes())
-    return h.hexdigest()[:32]
-
-
-# ---------------------------------------------------------------------- whose labels are learned
-def target_labels(store: AtomStore, target: str | None) -> np.ndarray:
-    """Truth labels of `target`'s atoms only (NaN at other targets); every label when `target` is None.
-
-    A model *of* one predicate learns from and is scored on that predicate's labels. The labels of
-    other open predicates (e.g. `smokes` beside the target `cancer`) stay context for the ground
-    rules, but scoring them would learn how the rule predicts *them* (the reverse direction).
-    """
-    if target is None:
-        return store.truth
-    if target not in store.predicates:
-        raise XcoreError(f"{target!r} is not a predicate of the dataset")
-    p = store.predicates[target]
-    cols = store.target_index[p.offset + p.n_obs:p.offset + p.n]
-    out = np.full(store.n_targets, np.nan)
-    out[cols] = store.truth[cols]
-    return out
-
-
-def ppll_data_key(fingerprint: str, target: str | None) -> str:
-    """The PPLL cache's data key: the training data and whose labels are scored."""
-    return fingerprint if target is None else f"{fingerprint}:{target}"
-
-
-# ---------------------------------------------------------------------- PPLL cache
-@dataclass
-class PPLLCache:
-    """Learned PPLL weights keyed by (training-data fingerprint, canonical rule, w_max).
-
-    Thread-safe; `hits`/`misses` count look-ups so callers can show how much learning was saved.
-    """
-
-    weights: dict[tuple[str, str, float], float] = field(default_factory=dict)
-    hits: int = 0
-    misses: int = 0
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(rule: Rule, data_key: str, w_max: float) -> tuple[str, str, float]:
-        return (data_key, rule_key(rule), float(w_max))
-
-    def get(self, rule: Rule, data_key: str, w_max: float) -> float | None:
-        with self._lock:
-            w = self.weights.get(self.key(rule, data_key, w_max))
-            if w is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-            return w
-
-    def put(self, rule: Rule, data_key: str, w_max: float, weight: float) -> None:
-        with self._lock:
-            self.weights[self.key(rule, data_key, w_max)] = float(weight)
-
-    def __len__(self) -> int:
-        return len(self.weights)
-
-    def __getstate__(self) -> dict:
-        return {"weights": dict(self.weights), "hits": self.hits, "misses": self.misses}
-
-    def __setstate__(self, state: dict) -> None:
-        self.weights, self.hits, self.misses = state["weights"], state["hits"], state["misses"]
-        self._lock = threading.Lock()
-
-
-# ---------------------------------------------------------------------- metrics
-def prediction_metrics(prediction: np.ndarray, truth: np.ndarray) -> dict[str, float]:
-    """MSE, RMSE, MAE over atoms with a truth label; AUPR and AUROC too when the truth is 0/1."""
-    p = np.asarray(prediction, dtype=np.float64)
-    t = np.asarray(truth, dtype=np.float64)
-    ok = np.isfinite(t)
-    p, t = p[ok], t[ok]
-    out = {"n": float(len(t))}
-    if not len(t):
-        return {**out, "mse": np.nan, "rmse": np.nan, "mae": np.nan, "aupr": np.nan, "auroc": np.nan}
-    err = p - t
-    out["mse"] = float(np.mean(err * err))
-    out["rmse"] = float(np.sqrt(out["mse"]))
-    out["mae"] = float(np.mean(np.abs(err)))
-    binary = np.all((t == 0) | (t == 1))
-    if binary and 0 < t.sum() < len(t):
-        from sklearn.metrics import average_precision_score, roc_auc_score
-
-        out["aupr"] = float(average_precision_score(t, p))
-        out["auroc"] = float(roc_auc_score(t, p))
-    else:
-        out["aupr"] = out["auroc"] = np.nan
-    return out
-
-
-def metric_sense(metric: str) -> int:
-    """+1 when higher is better (aupr, auroc), -1 when lower is better (mse, rmse, mae)."""
-    if metric in ERROR_METRICS:
-        return -1
-    if metric in RANKING_METRICS:
-        return 1
-    raise XcoreError(f"unknown metric {metric!r}; use one of {', '.join(ERROR_METRICS + RANKING_METRICS)}")
-
-
-# ---------------------------------------------------------------------- program assembly
-@dataclass
-class RuleForm:
-    """One rule's ground rules as a hinge block over the targets: distance ``max(0, A y + b)``.
-
-    `rows` are the rule's ground-rule positions (in its `GroundRules`) that involve a target.
-    """
-
-    A: sp.csr_matrix
-    b: np.ndarray
-    rows: np.ndarray
-    n_ground: int
-    equality: bool = False
-    """Hard rows that must hold with equality (a hard arithmetic ``=`` rule)."""
-
-
-def hinge_form(g: GroundRules) -> bool:
-    """Whether a rule's rows come in two directions: a weighted arithmetic ``=`` (two hinges, as PSL)."""
-    return isinstance(g.rule, ArithmeticRule) and g.rule.relation == "=" and not g.rule.is_hard
-
-
-def hinge_rows(g: GroundRules, store: AtomStore) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-    """``(A, b, ground_row)``: every potential (or hard row) ``A y + b`` of one grounded rule;
-    a weighted arithmetic equality gives both ``e <= 0`` and ``-e <= 0`` for its expression e."""
-    A, b = g.linear_form(store)
-    A = sp.csr_matrix(A)
-    rows = np.arange(g.n)
-    if hinge_form(g):
-        A, b, rows = sp.vstack([A, -A], format="csr"), np.concatenate([b, -b]), np.concatenate([rows, rows])
-    return A, b, rows
-
-
-def rule_form(g: GroundRules, store: AtomStore) -> RuleForm:
-    """The hinge block of one grounded rule, keeping only ground rules with a target atom."""
-    A, b, rows = hinge_rows(g, store)
-    keep = np.flatnonzero(np.diff(A.indptr) > 0)
-    equality = isinstance(g.rule, ArithmeticRule) and g.rule.relation == "=" and g.rule.is_hard
-    return RuleForm(A[keep], b[keep], rows[keep], g.n, equality)
-
-
-def assemble_program(forms: Sequence[RuleForm], rules: Sequence[Rule], n_targets: int) -> HingeProgram:
-    """Stack rule blocks into one `HingeProgram` (soft rules -> potentials, hard -> constraints)."""
-    soft = [k for k, r in enumerate(rules) if not r.is_hard]
-    hard = [k for k, r in enumerate(rules) if r.is_hard]
-    empty = sp.csr_matrix((0, n_targets))
-
-    def stack(idx):
-        if not idx:
-            return empty, np.zeros(0)
-        return (sp.vstack([forms[k].A for k in idx], format="csr"),
-                np.concatenate([forms[k].b for k in idx]))
-
-    A, b = stack(soft)
-    w = np.concatenate([np.full(len(forms[k].b), float(rules[k].weight)) for k in soft]) if soft else np.zeros(0)
-    sq = np.concatenate([np.full(len(forms[k].b), bool(rules[k].squared)) for k in soft]) if soft else np.zeros(0, bool)
-    ridx = np.concatenate([np.full(len(forms[k].b), k) for k in soft]) if soft else np.zeros(0, int)
-    if hard:
-        C, d = stack(hard)
-        eq = np.concatenate([np.full(len(forms[k].b), forms[k].equality) for k in hard])
-        return HingeProgram(A, b, w, sq, C=C, d=d, equality=eq, rule_index=ridx)
-    return HingeProgram(A, b, w, sq, rule_index=ridx)
 
 
 # ---------------------------------------------------------------------- the model
@@ -271,8 +84,6 @@ class PSLModel:
     @classmethod
     def from_text(cls, text: str, **kwargs) -> "PSLModel":
         """A model from PSL rule text (see `xcore.logic.parser`)."""
-        from xcore.logic.parser import parse_rules
-
         return cls(parse_rules(text, dialect="psl"), **kwargs)
 
     @property
@@ -343,8 +154,6 @@ class PSLModel:
     def learn_weights(self, dataset: RelationalDataset, method: str | None = None, options=None):
         """Learn every soft rule's weight jointly as PSL's CLI does (MaxLikelihoodMPE by default, or
         StructuredPerceptron; PSL option pairs in `options`); see `xcore.psl.weight_learning`."""
-        from xcore.psl.weight_learning import learn_weights
-
         return learn_weights(self, dataset, method, options)
 
     def _reset_program_weights(self) -> None:
@@ -365,7 +174,7 @@ class PSLModel:
         forms = [rule_form(g, store) for g in gp]
         for k, (r, g) in enumerate(zip(self.rules, gp)):
             if r.is_hard:
-                _check_constant_hard_rows(g, store, forms[k])
+                check_constant_hard_rows(g, store, forms[k])
         self.store_, self.grounded_, self.forms_ = store, gp, forms
         self.program_ = assemble_program(forms, self.rules, store.n_targets)
         self.map_, self.y_ = None, None
@@ -430,8 +239,6 @@ class PSLModel:
 
     def explain_all(self, top_k: int | None = None, keep_zero: bool = False):
         """Explanations of every target as an `ExplanationSet` (scores computed all at once)."""
-        from xcore.explain.types import ExplanationSet
-
         self._need_map()
         exps = explain_targets(self, np.arange(self.store_.n_targets), top_k=top_k, keep_zero=keep_zero)
         return ExplanationSet(exps, method="psl_ground_rules",
@@ -462,8 +269,7 @@ class PSLModel:
 
 
 def _as_rules(rules: Sequence[Rule | str] | str) -> list[Rule]:
-    from xcore.logic.parser import parse_rules
-
+    """Rules given as `Rule` objects or PSL text, as a list of rules."""
     if isinstance(rules, str):
         return parse_rules(rules, dialect="psl")
     out: list[Rule] = []
@@ -475,14 +281,3 @@ def _as_rules(rules: Sequence[Rule | str] | str) -> list[Rule]:
         else:
             raise XcoreError(f"a rule must be a Rule or PSL text, got {type(r).__name__}")
     return out
-
-
-def _check_constant_hard_rows(g: GroundRules, store: AtomStore, form: RuleForm) -> None:
-    """A hard ground rule without targets must already hold; otherwise the evidence contradicts it."""
-    A, b = g.linear_form(store)
-    const = np.diff(sp.csr_matrix(A).indptr) == 0
-    violated = (np.abs(b) > 1e-9) if form.equality else (b > 1e-9)
-    bad = np.flatnonzero(const & violated)
-    if len(bad):
-        text = g.texts(store, bad[:1])[0]
-        raise XcoreError(f"hard rule {g.rule.text()} is violated by the observations: {text}")

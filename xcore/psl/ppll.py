@@ -62,65 +62,11 @@ def build_pieces(A: sp.csr_matrix, b: np.ndarray, squared: np.ndarray | bool,
     `A`, `b`, `squared` are one rule's ground rules (distance = max(0, A y + b)); `y_true` holds
     the true value of every atom (the context of the other atoms in each ground rule).
     """
-    A = sp.csr_matrix(A, dtype=np.float64)
-    m, n = A.shape
-    sq_rows = np.broadcast_to(np.asarray(squared, dtype=bool), (m,))
-    y = np.asarray(y_true, dtype=np.float64)
-    if scored is None:
-        scored = np.isfinite(y)
-    scored = np.asarray(scored, dtype=bool)
-    ctx = np.where(np.isfinite(y), y, 0.0)
-    atoms = np.flatnonzero(scored)
-    pos_of_atom = np.full(n, -1)
-    pos_of_atom[atoms] = np.arange(len(atoms))
-
-    coo = A.tocoo()
-    keep = scored[coo.col] & (coo.data != 0)
-    row, col, a = coo.row[keep], coo.col[keep], coo.data[keep]
-    dist = A @ ctx + b
-    c = dist[row] - a * ctx[col]  # the term is a * t + c with y_i = t
-    sq = sq_rows[row]
-    atom = pos_of_atom[col]
-    k = len(atoms)
-
-    observed = np.bincount(atom, np.where(sq, np.maximum(a * ctx[col] + c, 0) ** 2,
-                                          np.maximum(a * ctx[col] + c, 0)), minlength=k)
-
-    t0 = -c / a
-    inside = (t0 > 0.0) & (t0 < 1.0)
-    # boundaries: 0 and 1 per atom plus every term's hinge point inside (0, 1)
-    b_atom = np.concatenate([np.arange(k), np.arange(k), atom[inside]])
-    b_t = np.concatenate([np.zeros(k), np.ones(k), t0[inside]])
-    b_tag = np.concatenate([np.full(2 * k, -1), np.flatnonzero(inside)])  # term id or -1
-    order = np.lexsort((b_t, b_atom))
-    b_atom, b_t, b_tag = b_atom[order], b_t[order], b_tag[order]
+    atoms, atom, a, c, sq, observed = _terms(A, b, squared, y_true, scored)
+    b_atom, b_t, first, start, stop = _boundaries(atom, a, c, len(atoms))
     nb = len(b_t)
-    first = np.searchsorted(b_atom, np.arange(k))  # position of each atom's boundary 0
-    pos_of_term = np.full(len(a), -1)
-    tagged = b_tag >= 0
-    pos_of_term[b_tag[tagged]] = np.flatnonzero(tagged)
-
-    # where each term switches on (+) and off (-) along its atom's sorted boundaries
-    start = np.full(len(a), -1)
-    stop = np.full(len(a), -1)
-    up, down = a > 0, a < 0
-    start[up & (t0 <= 0)] = first[atom[up & (t0 <= 0)]]
-    start[up & inside] = pos_of_term[up & inside]
-    start[down & (t0 > 0)] = first[atom[down & (t0 > 0)]]
-    stop[down & inside] = pos_of_term[down & inside]
-    coef_a = np.where(sq, a * a, 0.0)
-    coef_b = np.where(sq, 2 * a * c, a)
-    coef_c = np.where(sq, c * c, c)
-    diffs = []
-    for coef in (coef_a, coef_b, coef_c):
-        d = np.zeros(nb)
-        on = start >= 0
-        np.add.at(d, start[on], coef[on])
-        off = stop >= 0
-        np.add.at(d, stop[off], -coef[off])
-        cs = np.cumsum(d)
-        base = np.where(first > 0, cs[np.maximum(first - 1, 0)], 0.0)
-        diffs.append(cs - np.repeat(base, np.diff(np.append(first, nb))))
+    diffs = [_running_sum(coef, start, stop, first, nb)
+             for coef in (np.where(sq, a * a, 0.0), np.where(sq, 2 * a * c, a), np.where(sq, c * c, c))]
     seg = np.ones(nb, dtype=bool)
     seg[np.append(first[1:] - 1, nb - 1)] = False  # each atom's boundary 1 starts no segment
     seg_pos = np.flatnonzero(seg)
@@ -128,6 +74,68 @@ def build_pieces(A: sp.csr_matrix, b: np.ndarray, squared: np.ndarray | bool,
         atom=b_atom[seg_pos], lo=b_t[seg_pos], hi=b_t[seg_pos + 1],
         alpha=diffs[0][seg_pos], beta=diffs[1][seg_pos], gamma=diffs[2][seg_pos],
         observed=observed, atoms=atoms)
+
+
+def _terms(A: sp.csr_matrix, b: np.ndarray, squared: np.ndarray | bool, y_true: np.ndarray,
+           scored: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Each (ground rule, scored atom) term as ``a * t + c`` with the atom's value t and the others at
+    their truth: (scored atoms, term's atom position, a, c, squared, each atom's observed penalty)."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    m, n = A.shape
+    sq_rows = np.broadcast_to(np.asarray(squared, dtype=bool), (m,))
+    y = np.asarray(y_true, dtype=np.float64)
+    scored = np.isfinite(y) if scored is None else np.asarray(scored, dtype=bool)
+    ctx = np.where(np.isfinite(y), y, 0.0)
+    atoms = np.flatnonzero(scored)
+    pos_of_atom = np.full(n, -1)
+    pos_of_atom[atoms] = np.arange(len(atoms))
+    coo = A.tocoo()
+    keep = scored[coo.col] & (coo.data != 0)
+    row, col, a = coo.row[keep], coo.col[keep], coo.data[keep]
+    dist = A @ ctx + b
+    c = dist[row] - a * ctx[col]  # the term is a * t + c with y_i = t
+    sq = sq_rows[row]
+    atom = pos_of_atom[col]
+    hinge = np.maximum(a * ctx[col] + c, 0)
+    observed = np.bincount(atom, np.where(sq, hinge ** 2, hinge), minlength=len(atoms))
+    return atoms, atom, a, c, sq, observed
+
+
+def _boundaries(atom: np.ndarray, a: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarray, ...]:
+    """Every atom's sorted segment boundaries (0, 1 and each term's hinge point inside) and where each
+    term switches on and off along them: (boundary atom, boundary t, each atom's first boundary,
+    term start, term stop; -1 for none)."""
+    t0 = -c / a
+    inside = (t0 > 0.0) & (t0 < 1.0)
+    b_atom = np.concatenate([np.arange(k), np.arange(k), atom[inside]])
+    b_t = np.concatenate([np.zeros(k), np.ones(k), t0[inside]])
+    b_tag = np.concatenate([np.full(2 * k, -1), np.flatnonzero(inside)])  # term id or -1
+    order = np.lexsort((b_t, b_atom))
+    b_atom, b_t, b_tag = b_atom[order], b_t[order], b_tag[order]
+    first = np.searchsorted(b_atom, np.arange(k))  # position of each atom's boundary 0
+    pos_of_term = np.full(len(a), -1)
+    tagged = b_tag >= 0
+    pos_of_term[b_tag[tagged]] = np.flatnonzero(tagged)
+    start = np.full(len(a), -1)
+    stop = np.full(len(a), -1)
+    up, down = a > 0, a < 0
+    start[up & (t0 <= 0)] = first[atom[up & (t0 <= 0)]]
+    start[up & inside] = pos_of_term[up & inside]
+    start[down & (t0 > 0)] = first[atom[down & (t0 > 0)]]
+    stop[down & inside] = pos_of_term[down & inside]
+    return b_atom, b_t, first, start, stop
+
+
+def _running_sum(coef: np.ndarray, start: np.ndarray, stop: np.ndarray, first: np.ndarray, nb: int) -> np.ndarray:
+    """At each boundary, the sum of `coef` over the terms switched on there (restarting at each atom)."""
+    d = np.zeros(nb)
+    on = start >= 0
+    np.add.at(d, start[on], coef[on])
+    off = stop >= 0
+    np.add.at(d, stop[off], -coef[off])
+    cs = np.cumsum(d)
+    base = np.where(first > 0, cs[np.maximum(first - 1, 0)], 0.0)
+    return cs - np.repeat(base, np.diff(np.append(first, nb)))
 
 
 def _log_segment_integrals(w: float, lo, hi, alpha, beta, gamma) -> np.ndarray:

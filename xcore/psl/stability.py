@@ -35,6 +35,7 @@ from xcore.errors import XcoreError
 from xcore.psl.explain import explanation_scores
 from xcore.psl.inference import map_inference
 from xcore.psl.program import HingeProgram
+from xcore.runtime import limited_threads
 
 if TYPE_CHECKING:  # pragma: no cover
     from xcore.psl.model import PSLModel
@@ -130,9 +131,7 @@ def strong_convexity(prog: HingeProgram) -> tuple[float, str]:
     As = A[rows]
     H = 2.0 * (As.T @ sp.diags(prog.w[rows]) @ As)
     if n <= EXACT_EIG_LIMIT:
-        from scipy.linalg import eigvalsh
-
-        from xcore.runtime import limited_threads
+        from scipy.linalg import eigvalsh  # start-up: LAPACK loads only for the exact bound of small programs
 
         with limited_threads(1):
             lam = float(eigvalsh(H.toarray(), subset_by_index=[0, 0])[0])
@@ -177,8 +176,6 @@ def relational_stability(model: "PSLModel", atom: int | str | None = None, epsil
                        C=prog.C if prog.C.shape[0] else None,
                        d=(prog.d + hard_ck * delta) if prog.C.shape[0] else None,
                        equality=prog.equality if prog.C.shape[0] else None, rule_index=prog.rule_index)
-    from xcore.runtime import limited_threads
-
     with limited_threads(1):
         y_new = map_inference(new, model.inference, y0=y).y
     S0, S1 = explanation_scores(prog, y), explanation_scores(new, y_new)

@@ -59,7 +59,7 @@ class OptimumSpread:
 
 def optimum_spread(prog: HingeProgram, y: np.ndarray, tol: float = 1e-4, seed: int = 0) -> OptimumSpread:
     """Check whether `y` (a MAP state of `prog`) is the only optimum; see the module docstring."""
-    import highspy
+    import highspy  # start-up: HiGHS loads only when the uniqueness check runs
 
     n, m = prog.n_atoms, prog.n_potentials
     y = np.asarray(y, dtype=np.float64)

@@ -35,7 +35,7 @@ def value_without(prog, y: np.ndarray, column: int, rows: np.ndarray, method: st
 
 def measure_ground_rules(run: Run, exp: Explanation, k: int) -> Measurement | None:
     """Change of the target's MAP value when each of its top-`k` ground rules is removed."""
-    psl = run.model.model_
+    psl = run.model.applied(None)  # the model as applied to the run's held-out part
     prog, y = psl.program_, psl.y_
     column = exp.meta.get("target_column")
     if prog is None or y is None or column is None:

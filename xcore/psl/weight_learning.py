@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from xcore.errors import ConfigError, XcoreError, brief
 from xcore.psl.inference import map_inference
 from xcore.psl.program import HingeProgram
+from xcore.psl.weight_search import grid_weights, learn_by_search
 
 JAVA_PACKAGE = "org.linqs.psl.application.learning.weight"
 METHODS: dict[str, str] = {
@@ -115,8 +116,6 @@ def learner_options(method: str, options: Mapping[str, Any] | None = None):
     other keys (e.g. reasoner tolerances, which our exact solvers do not need) are left alone.
     """
     if resolve_method(method) in SEARCH_METHODS:
-        from xcore.psl.weight_search import grid_weights
-
         grid_weights(options)  # checked now, before any grounding
         return dict(options or {})
     cls = VotedPerceptronOptions if resolve_method(method) == "MaxLikelihoodMPE" else GradientDescentOptions
@@ -331,8 +330,6 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
         top = w0[soft].max(initial=0.0)
         w0 = np.where(soft, w0 / top if top > 0 else 1.0, 0.0)
     if learner in SEARCH_METHODS:
-        from xcore.psl.weight_search import learn_by_search
-
         found, idx, _ = learn_by_search(model, learner, options, evaluator, method_map)
         w = np.zeros(n)
         w[idx] = found.weights

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from xcore.errors import ConfigError
+from xcore.psl.inference import map_inference
 
 SEARCH_METHODS = ("GridSearch", "RandomGridSearch", "GuidedRandomGridSearch")
 EVALUATORS = ("AUCEvaluator", "ContinuousEvaluator", "DiscreteEvaluator", "CategoricalEvaluator")
@@ -105,7 +106,7 @@ class Evaluator:
         return self._categorical(store, cols, pred, truth)
 
     def _auc(self, pred: np.ndarray, truth: np.ndarray) -> float:
-        from sklearn.metrics import average_precision_score, roc_auc_score
+        from sklearn.metrics import average_precision_score, roc_auc_score  # start-up: scikit-learn is heavy
 
         thr = float(_option(self.options, "aucevaluator.threshold", 0.5))
         pos = truth >= thr
@@ -231,8 +232,6 @@ def search_weights(method: str, n_rules: int, score: Callable[[np.ndarray], floa
 def learn_by_search(model, method: str, options: Mapping[str, Any] | None, evaluator: Evaluator | None,
                     map_method: str):
     """Search the soft rules' weights of a grounded `model` (its learn split) and set the best ones."""
-    from xcore.psl.inference import map_inference
-
     if evaluator is None:
         raise ConfigError(f"{method} needs an evaluator to score weights: mark one evaluation of the config "
                           "\"primary\": true, or give -D weightlearning.evaluator=AUCEvaluator "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcore.psl.search import ESMSSearch, split_targets
+from xcore.psl.search import ESMSSearch
+from xcore.psl.validation_split import split_targets
 
 
 @pytest.fixture(scope="module")

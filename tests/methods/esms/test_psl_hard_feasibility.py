@@ -16,7 +16,9 @@ import pytest
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
-from xcore.psl.inference import HARD_TOL, hard_violation, map_admm, map_qp
+from xcore.psl.admm import map_admm
+from xcore.psl.inference import map_qp
+from xcore.psl.map_problem import HARD_TOL, hard_violation
 from xcore.psl.program import HingeProgram
 
 ROOT = Path(__file__).resolve().parents[3]

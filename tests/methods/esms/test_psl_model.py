@@ -13,8 +13,10 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
 from xcore.logic.parser import parse_rules
+from xcore.psl.data_keys import PPLLCache, dataset_fingerprint
 from xcore.psl.inference import map_inference
-from xcore.psl.model import PPLLCache, PSLModel, dataset_fingerprint, prediction_metrics
+from xcore.psl.model import PSLModel
+from xcore.psl.scores import prediction_metrics
 
 
 def smokers(seed: int = 0, n: int = 8) -> RelationalDataset:

@@ -250,20 +250,21 @@ def test_inline_rows_and_a_rule_file_path(tmp_path):
 def test_esms_scores_the_projects_rules_as_a_starting_model(tmp_path):
     from xcore.errors import XcoreError
     from xcore.logic.parser import parse_rules
-    from xcore.psl.workflow import ESMSSettings, project_rules, run_esms
+    from xcore.psl.data_reading import project_rules
+    from xcore.psl.settings import ESMSSettings
 
     ds = load(write_json_project(tmp_path))
     settings = ESMSSettings(target="Knows", iterations=2, rules_per_model=2, n_jobs=1, project_rules=True,
                             valid_fraction=0.34, test_fraction=0.34)
-    run = run_esms(ds, settings)
-    h = run.history
+    est = settings.estimator().fit(ds)
+    h = est.history_
     assert len(h) == 3 and int(h["iteration"].iloc[-1]) == 2
     start = h.iloc[-1]
     assert start["rules"] == [r.text("psl") for r in parse_rules("\n".join(ds.rules))]
     best = h["score"].min()
     if start["score"] < h["score"].iloc[:-1].min():
-        assert run.model.rules == project_rules(ds)  # weights and the hard rule as written
-    assert run.search.best_score_ == pytest.approx(best)
+        assert est.rules_ == project_rules(ds)  # weights and the hard rule as written
+    assert est.search_.best_score_ == pytest.approx(best)
     bare = ds.subset([p.name for p in ds.predicates])
     with pytest.raises(XcoreError, match="carries no rules"):
         project_rules(bare)

@@ -12,8 +12,10 @@ from xcore.data.shared import shared_data_dir
 from xcore.errors import XcoreError
 from xcore.logic.parser import parse_rules
 from xcore.psl.model import PSLModel
-from xcore.psl.search import HISTORY_COLUMNS, ESMSSearch, SearchCache, split_targets, three_way_split
+from xcore.psl.rule_preparation import SearchCache
+from xcore.psl.search import HISTORY_COLUMNS, ESMSSearch
 from xcore.psl.templates import DEFAULT_TEMPLATES, is_alpha_explainable, rule_key
+from xcore.psl.validation_split import split_targets, three_way_split
 
 PLANTED = """6.0: likes(A, B) & sim(B, C) -> likes(A, C) ^2
 3.0: pop(B) -> likes(A, B) ^2

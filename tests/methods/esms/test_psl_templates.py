@@ -252,7 +252,7 @@ def _two_sided_data(seed: int = 0):
 
     from xcore.data.dataset import RelationalDataset
     from xcore.psl.model import PSLModel
-    from xcore.psl.search import split_targets
+    from xcore.psl.validation_split import split_targets
 
     rng = np.random.default_rng(seed)
     people, items = [f"u{i}" for i in range(8)], [f"i{i}" for i in range(10)]

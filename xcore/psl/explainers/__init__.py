@@ -1,0 +1,1 @@
+"""ESMS's explainers, one per module."""
