@@ -33,8 +33,11 @@ from xcore.data.generators.reviews import (  # noqa: F401  (moved; re-exported f
     review_schema,
     word_probabilities,
 )
+from xcore.data.io import write_psl_folder
 from xcore.errors import XcoreError
 from xcore.logic.ast import Atom, Constant, Literal, Rule, Variable
+from xcore.logic.parser import parse_rules
+from xcore.mln.learning import fit_pll, ground_training_world
 
 
 # ---------------------------------------------------------------------- rules
@@ -82,8 +85,6 @@ def true_weights(data: ReviewData) -> tuple[dict[str, float], dict[str, float]]:
     prior, tiny L2) on the world where every review's label is known (oracle knowledge), with the
     word weights held at the values above.
     """
-    from xcore.logic.parser import parse_rules
-    from xcore.mln.learning import fit_pll, ground_training_world
 
     p = word_probabilities(data.params)
     f = float(data.params.get("tone_flip", DEFAULTS["tone_flip"]))
@@ -145,7 +146,6 @@ S. Dey and D. Venugopal, "Interpretable Explanations for Probabilistic Inference
 
 def write_review_sample(data: ReviewData, folder: str | Path) -> Path:
     """Write `data` as a PSL folder plus annotation.json, model.mln and README.md."""
-    from xcore.data.io import write_psl_folder
 
     path = Path(folder)
     ds = data.dataset

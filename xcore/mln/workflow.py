@@ -22,13 +22,16 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotation
+from xcore.data.samples import list_samples
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
-from xcore.mln.gibbs import GibbsResult
-from xcore.mln.iexplain import IExplainer, RExplainer
+from xcore.mln.gibbs import GibbsResult, gibbs
+from xcore.mln.iexplain import IExplainer
+from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
+from xcore.mln.rexplain import RExplainer
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES
 from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
 from xcore.runtime import Progress
@@ -159,7 +162,6 @@ def detect_setting(dataset: RelationalDataset, target: str | None = None) -> Tex
 
 def sample_folder(dataset: RelationalDataset) -> Path | None:
     """The bundled sample folder a dataset was loaded from (by name), if any."""
-    from xcore.data.samples import list_samples
 
     return next((s.path for s in list_samples() if s.name == dataset.name), None)
 
@@ -249,8 +251,6 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
     used `settings`' options (reused), else a fresh run of them on the full network (the model is
     left as it is); exact results are used as they are. Returns the set (meta: work) and the
     seconds of sampling reused from the model (to add to M-Explain's time)."""
-    from xcore.mln.gibbs import gibbs
-    from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 
     res, mln = model.result_, model.mln_
     opts = settings.model_gibbs_options()

@@ -11,8 +11,9 @@ from scipy.stats import spearmanr
 
 from xcore.data.samples import load_sample
 from xcore.mln import exact, gibbs, importance
+from xcore.mln.coalition_tables import budgeted_options, coalition_atom_count
 from xcore.mln.evaluation import precision_table
-from xcore.mln.iexplain import IExplainer, budgeted_options, coalition_atom_count
+from xcore.mln.iexplain import IExplainer
 from xcore.mln.model import MLNModel
 from xcore.mln.synthetic import random_ground_mln as random_mln
 from xcore.mln.workflow import (
