@@ -217,8 +217,6 @@ MOVED = {
                           ["generate_reviews", "ReviewAnnotation", "ReviewData", "load_review_sample",
                            "load_review_annotation", "annotation_from_json", "review_schema", "VOCABULARY"]),
     "xcore.mln.synthetic": ("xcore.data.generators.friends_smokers", ["friends_smokers_dataset"]),
-    "xcore.mln.citation": ("xcore.data.benchmarks.citation", ["citation_dataset", "load_planetoid_arrays",
-                                                              "default_root", "CitationData"]),
     "xcore.psl.cora": ("xcore.data.benchmarks.cora", ["load_cora_dataset", "load_cora_arrays", "load_planetoid",
                                                       "CHECKED_FILES"]),
     "xcore.plkb.synthetic": ("xcore.data.generators.strings", ["make_strings", "SyntheticStrings", "PAPER_SETS"]),

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from xcore.logic.ast import Variable
 from xcore.logic.mln_program import MLNProgram
-from xcore.logic.mln_syntax import _parse_domain, _Parser
-from xcore.logic.mln_tokens import _strip_comments, tokenize_line
+from xcore.logic.mln_syntax import Parser, parse_domain
+from xcore.logic.mln_tokens import strip_comments, tokenize_line
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class EvidenceAtom:
 def parse_db(text: str, source: str | None = None) -> tuple[list[EvidenceAtom], dict[str, list[str]]]:
     """Atoms of an evidence file (``Smokes(A)``, ``!Smokes(A)``, Tuffy's ``0.8 Smokes(A)``) and any
     domain declarations (``person = {A, B}``) in it. Bad lines raise `ParseError`."""
-    clean = _strip_comments(text.replace("\r\n", "\n").replace("\r", "\n"), source)
+    clean = strip_comments(text.replace("\r\n", "\n").replace("\r", "\n"), source)
     raw_lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     atoms: list[EvidenceAtom] = []
     domains: dict[str, list[str]] = {}
@@ -32,9 +32,9 @@ def parse_db(text: str, source: str | None = None) -> tuple[list[EvidenceAtom], 
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         toks = tokenize_line(line, n, source)
-        p = _Parser(toks, "\n".join(raw_lines), source, prac=True)
+        p = Parser(toks, "\n".join(raw_lines), source, prac=True)
         dom = MLNProgram(source=source)
-        if _parse_domain(p, dom):
+        if parse_domain(p, dom):
             for k, v in dom.domains.items():
                 domains.setdefault(k, []).extend(v)
             continue

@@ -17,12 +17,12 @@ from xcore.logic.ast import Constant, Literal, Rule, Variable
 from xcore.logic.mln_trees import (
     MAX_EXPANSION,
     Derive,
-    _atoms,
-    _cnf,
-    _condition,
-    _expand_quantifiers,
-    _nnf,
-    _substitute,
+    condition_of,
+    expand_quantifiers,
+    substitute,
+    to_cnf,
+    to_nnf,
+    tree_atoms,
 )
 
 
@@ -68,7 +68,7 @@ class MLNProgram:
     def variable_types(self, formula: Formula) -> dict[str, str]:
         """The type of each variable of `formula`, from the declarations of the predicates it is used in."""
         types: dict[str, str] = {}
-        for atom in _atoms(formula.tree):
+        for atom in tree_atoms(formula.tree):
             decl = self.declarations.get(atom.predicate)
             if decl is None:
                 raise ParseError(f"predicate {atom.predicate} is not declared", formula.line, 1,
@@ -87,7 +87,7 @@ class MLNProgram:
         """Constants of each type written in the program: domain declarations and formula constants."""
         out: dict[str, set[str]] = {t: set(v) for t, v in self.domains.items()}
         for f in self.formulas if formulas else ():
-            for atom in _atoms(f.tree):
+            for atom in tree_atoms(f.tree):
                 decl = self.declarations.get(atom.predicate)
                 for term, typ in zip(atom.args, decl.types if decl else ()):
                     if isinstance(term, Constant):
@@ -118,7 +118,7 @@ class MLNProgram:
         out = []
         for combo in itertools.product(*values):
             sub = {v: Constant(c) for v, c in zip(f.per_constant, combo)}
-            tree = _substitute(f.tree, sub)
+            tree = substitute(f.tree, sub)
             text = f.text
             for v, c in zip(f.per_constant, combo):
                 text = re.sub(r"\+\??" + re.escape(v) + r"\b", c, text)
@@ -127,11 +127,11 @@ class MLNProgram:
 
     def _clauses(self, f: Formula, dom: Mapping[str, Sequence[str]], derive: "Derive | None" = None) -> list[Rule]:
         types = self.variable_types(f)
-        tree = _expand_quantifiers(f.tree, types, dom, self, f, True, derive)
-        clauses = _cnf(_nnf(tree, True), self, f)
+        tree = expand_quantifiers(f.tree, types, dom, self, f, True, derive)
+        clauses = to_cnf(to_nnf(tree, True), self, f)
         weight = f.weight
         if weight is not None and len(clauses) > 1:
-            negated = _cnf(_nnf(tree, False), self, f)
+            negated = to_cnf(to_nnf(tree, False), self, f)
             if len(negated) == 1:
                 clauses, weight = negated, -weight
             else:
@@ -139,7 +139,7 @@ class MLNProgram:
         rules = []
         for clause in clauses:
             lits = [l for l in clause if l[0] == "lit"]
-            conds = tuple(_condition(l) for l in clause if l[0] in ("eq", "neq"))
+            conds = tuple(condition_of(l) for l in clause if l[0] in ("eq", "neq"))
             if any(c is True for c in conds):  # a literal true in every grounding: the clause is constant
                 continue
             conds = tuple(c for c in conds if c is not False)

@@ -36,19 +36,19 @@ from xcore.errors import ParseError
 from xcore.logic.ast import Atom, Constant, Term, Variable
 from xcore.logic.mln_program import Declaration, Formula, MLNProgram
 from xcore.logic.mln_tokens import (
-    _QUANTIFIERS,
+    QUANTIFIERS,
     Token,
-    _join_tokens,
-    _statements,
-    _strip_comments,
-    _tokens,
-    _unquote,
+    join_tokens,
+    split_statements,
+    statement_tokens,
+    strip_comments,
+    unquote,
 )
 
 # ---------------------------------------------------------------------- parser
 
 
-class _Parser:
+class Parser:
     """Recursive descent over the tokens of one statement."""
 
     def __init__(self, tokens: list[Token], text: str, source: str | None, prac: bool) -> None:
@@ -125,14 +125,14 @@ class _Parser:
             inner = self.formula()
             self.take(")", "')'")
             return inner
-        if t.kind == "ident" and t.text in _QUANTIFIERS:
+        if t.kind == "ident" and t.text in QUANTIFIERS:
             self.pos += 1
             names = [self._variable_name(self.take("ident", "a variable after " + t.text))]
             while self.at(","):
                 self.pos += 1
                 names.append(self._variable_name(self.take("ident", "a variable")))
             body = self.formula()
-            return (_QUANTIFIERS[t.text], tuple(names), body)
+            return (QUANTIFIERS[t.text], tuple(names), body)
         if t.kind == "ident" and not t.text.endswith("!") and self.pos + 1 < len(self.toks) \
                 and self.toks[self.pos + 1].kind == "(":
             return self.atom()
@@ -176,7 +176,7 @@ class _Parser:
             return Variable(name)
         self.pos += 1
         if t.kind == "string":
-            return Constant(_unquote(t.text))
+            return Constant(unquote(t.text))
         if t.kind == "number":
             return Constant(t.text)
         if t.kind == "ident" and not t.text.endswith("!"):
@@ -190,25 +190,25 @@ class _Parser:
 
 def parse_mln(text: str, source: str | None = None) -> MLNProgram:
     """Parse a ``.mln`` program (see the module docstring); bad input raises `ParseError`."""
-    clean = _strip_comments(text.replace("\r\n", "\n").replace("\r", "\n"), source)
+    clean = strip_comments(text.replace("\r\n", "\n").replace("\r", "\n"), source)
     prac = bool(re.search(r"(?<![A-Za-z0-9_])\?[A-Za-z_]", clean))
     prog = MLNProgram(source=source)
-    for line_no, stmt in _statements(clean):
+    for line_no, stmt in split_statements(clean):
         lines_text = text.replace("\r\n", "\n").replace("\r", "\n")
         if stmt.lstrip().startswith("#"):
             prog.notes.append(f"line {line_no}: directive {stmt.strip().split()[0]} ignored")
             continue
-        toks = _tokens(stmt, line_no, source)
+        toks = statement_tokens(stmt, line_no, source)
         if not toks:
             continue
-        parser = _Parser(toks, lines_text, source, prac)
-        if _parse_domain(parser, prog) or _parse_declaration(parser, prog):
+        parser = Parser(toks, lines_text, source, prac)
+        if parse_domain(parser, prog) or _parse_declaration(parser, prog):
             continue
         prog.formulas.append(_parse_formula(parser, prog, stmt))
     return prog
 
 
-def _parse_domain(p: _Parser, prog: MLNProgram) -> bool:
+def parse_domain(p: Parser, prog: MLNProgram) -> bool:
     """``type = {A, B, C}``: a domain declaration."""
     t = p.toks
     if len(t) < 3 or t[0].kind != "ident" or t[1].kind != "=" or t[2].kind != "{":
@@ -219,7 +219,7 @@ def _parse_domain(p: _Parser, prog: MLNProgram) -> bool:
         v = p.tok
         if v is None or v.kind not in ("ident", "number", "string"):
             raise p.fail("expected a constant or '}' in the domain declaration")
-        values.append(_unquote(v.text) if v.kind == "string" else v.text)
+        values.append(unquote(v.text) if v.kind == "string" else v.text)
         p.pos += 1
         if p.at(","):
             p.pos += 1
@@ -233,7 +233,7 @@ def _parse_domain(p: _Parser, prog: MLNProgram) -> bool:
     return True
 
 
-def _parse_declaration(p: _Parser, prog: MLNProgram) -> bool:
+def _parse_declaration(p: Parser, prog: MLNProgram) -> bool:
     """``[*]Name(type, type!)`` alone on its line, for a predicate not declared before."""
     t = p.toks
     star = bool(t) and t[0].kind == "*"
@@ -264,7 +264,7 @@ def _parse_declaration(p: _Parser, prog: MLNProgram) -> bool:
 _LOGX = re.compile(r"logx\(", re.I)
 
 
-def _parse_formula(p: _Parser, prog: MLNProgram, stmt: str) -> Formula:
+def _parse_formula(p: Parser, prog: MLNProgram, stmt: str) -> Formula:
     """A weighted, hard or unweighted formula statement."""
     t = p.toks
     weight: float | None = None
@@ -300,7 +300,7 @@ def _parse_formula(p: _Parser, prog: MLNProgram, stmt: str) -> Formula:
         p.pos += 1
     if p.tok is not None:
         raise p.fail(f"unexpected {p.tok.text!r} after the formula")
-    text = _join_tokens(t[start:end])
+    text = join_tokens(t[start:end])
     text = text.rstrip(" .")
     if weight == -math.inf:  # pracmln's logx(0): the formula never holds
         tree, weight, text, hard = ("not", tree), None, f"!({text})", True
@@ -310,7 +310,7 @@ def _parse_formula(p: _Parser, prog: MLNProgram, stmt: str) -> Formula:
     return Formula(tree, None if hard else weight, text, first.line, fixed, tuple(p.per_constant))
 
 
-def _weight(p: _Parser, tok: Token) -> float:
+def _weight(p: Parser, tok: Token) -> float:
     w = float(tok.text)
     if not math.isfinite(w):
         raise p.fail("weight must be a finite number", tok)

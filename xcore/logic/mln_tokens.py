@@ -15,7 +15,7 @@ _TOKEN_RE = re.compile(r"""
   | (?P<ident>\??[A-Za-z_][A-Za-z0-9_]*(?:!(?!=))?)
   | (?P<sym><=>|=>|=/=|!=|->|<-|[()\[\]{},.=!~^|&*@+:])
 """, re.VERBOSE)
-_QUANTIFIERS = {"EXIST": "exists", "EXISTS": "exists", "FORALL": "forall"}
+QUANTIFIERS = {"EXIST": "exists", "EXISTS": "exists", "FORALL": "forall"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Token:
 
 
 
-def _strip_comments(text: str, source: str | None) -> str:
+def strip_comments(text: str, source: str | None) -> str:
     """Blank out ``//`` and ``/* */`` comments, keeping line and column positions."""
     out, i, n = [], 0, len(text)
     quote = None
@@ -83,12 +83,12 @@ def tokenize_line(text: str, line: int, source: str | None = None) -> list[Token
     return out
 
 
-def _unquote(text: str) -> str:
+def unquote(text: str) -> str:
     body = text[1:-1]
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), body)
 
 
-def _statements(text: str) -> list[tuple[int, str]]:
+def split_statements(text: str) -> list[tuple[int, str]]:
     """(line number, text) of each statement: one per line, joined with the next lines while
     brackets are open or the line ends in a connective (long formulas wrapped over lines)."""
     out: list[tuple[int, str]] = []
@@ -115,7 +115,7 @@ def _statements(text: str) -> list[tuple[int, str]]:
 _CONTINUES = ("^", "v", "=>", "<=>", "|", "&", "->")
 
 
-def _tokens(stmt: str, first_line: int, source: str | None) -> list[Token]:
+def statement_tokens(stmt: str, first_line: int, source: str | None) -> list[Token]:
     toks: list[Token] = []
     for k, line in enumerate(stmt.split("\n")):
         toks.extend(tokenize_line(line, first_line + k, source))
@@ -123,13 +123,13 @@ def _tokens(stmt: str, first_line: int, source: str | None) -> list[Token]:
 
 
 
-def _join_tokens(toks: Sequence[Token]) -> str:
+def join_tokens(toks: Sequence[Token]) -> str:
     """Canonical text of a token run: ``F(x, y) => (S(x) <=> !S(y))``."""
     out = ""
     prev: Token | None = None
     for tok in toks:
         tight = prev is None or tok.kind in (")", ",") or prev.kind in ("(", "!", "~", "+") \
-            or (tok.kind == "(" and prev.kind == "ident" and prev.text not in _QUANTIFIERS and prev.text != "v")
+            or (tok.kind == "(" and prev.kind == "ident" and prev.text not in QUANTIFIERS and prev.text != "v")
         out += ("" if tight else " ") + tok.text
         if tok.kind == ",":
             out += " "

@@ -24,27 +24,27 @@ MAX_EXPANSION = 4096
 
 
 
-def _atoms(tree: tuple) -> Iterable[Atom]:
+def tree_atoms(tree: tuple) -> Iterable[Atom]:
     kind = tree[0]
     if kind == "lit":
         yield tree[1]
     elif kind in ("not",):
-        yield from _atoms(tree[1])
+        yield from tree_atoms(tree[1])
     elif kind in ("and", "or"):
         for t in tree[1]:
-            yield from _atoms(t)
+            yield from tree_atoms(t)
     elif kind in ("imp", "iff"):
-        yield from _atoms(tree[1])
-        yield from _atoms(tree[2])
+        yield from tree_atoms(tree[1])
+        yield from tree_atoms(tree[2])
     elif kind in ("exists", "forall"):
-        yield from _atoms(tree[2])
+        yield from tree_atoms(tree[2])
 
 
 def _sub_term(t: Term, sub: Mapping[str, Term]) -> Term:
     return sub.get(t.name, t) if isinstance(t, Variable) else t
 
 
-def _substitute(tree: tuple, sub: Mapping[str, Term]) -> tuple:
+def substitute(tree: tuple, sub: Mapping[str, Term]) -> tuple:
     kind = tree[0]
     if kind == "lit":
         a = tree[1]
@@ -52,14 +52,14 @@ def _substitute(tree: tuple, sub: Mapping[str, Term]) -> tuple:
     if kind in ("eq", "neq"):
         return (kind, _sub_term(tree[1], sub), _sub_term(tree[2], sub))
     if kind == "not":
-        return ("not", _substitute(tree[1], sub))
+        return ("not", substitute(tree[1], sub))
     if kind in ("and", "or"):
-        return (kind, [_substitute(t, sub) for t in tree[1]])
+        return (kind, [substitute(t, sub) for t in tree[1]])
     if kind in ("imp", "iff"):
-        return (kind, _substitute(tree[1], sub), _substitute(tree[2], sub))
+        return (kind, substitute(tree[1], sub), substitute(tree[2], sub))
     if kind in ("exists", "forall"):
         inner = {k: v for k, v in sub.items() if k not in tree[1]}
-        return (kind, tree[1], _substitute(tree[2], inner))
+        return (kind, tree[1], substitute(tree[2], inner))
     return tree
 
 
@@ -69,14 +69,14 @@ variables, an atom of a closed predicate holding exactly where ``EXIST bound ato
 evidence (its projection), or None to expand the existential over the domain instead."""
 
 
-def _expand_quantifiers(tree: tuple, types: Mapping[str, str], dom: Mapping[str, Sequence[str]],
+def expand_quantifiers(tree: tuple, types: Mapping[str, str], dom: Mapping[str, Sequence[str]],
                         prog: MLNProgram, f: Formula, positive: bool = True, derive: Derive | None = None) -> tuple:
     """Quantifiers become disjunctions (EXIST) or conjunctions (FORALL) over their variables'
     domains: exact for hard and soft formulas alike (a soft formula counts its groundings over its
     free variables only). An existential disjunct that is one atom of a closed predicate is
     replaced by `derive`'s projection of the evidence when one is given (no expansion)."""
     def rec(t: tuple, pos: bool = positive) -> tuple:
-        return _expand_quantifiers(t, types, dom, prog, f, pos, derive)
+        return expand_quantifiers(t, types, dom, prog, f, pos, derive)
 
     kind = tree[0]
     if kind == "not":
@@ -95,7 +95,7 @@ def _expand_quantifiers(tree: tuple, types: Mapping[str, str], dom: Mapping[str,
         existential = (kind == "exists") == positive
         if existential and derive is not None:
             body = _derive_disjuncts(body, frozenset(names), derive, positive)
-            if not (set(names) & {v.name for a in _atoms(body) for v in a.variables}):
+            if not (set(names) & {v.name for a in tree_atoms(body) for v in a.variables}):
                 return rec(body)
         values = []
         for v in names:
@@ -106,11 +106,11 @@ def _expand_quantifiers(tree: tuple, types: Mapping[str, str], dom: Mapping[str,
             if not dom.get(typ):
                 return ("false",) if kind == "exists" else ("true",)
             values.append(dom[typ])
-        n_atoms = sum(1 for _ in _atoms(body))
+        n_atoms = sum(1 for _ in tree_atoms(body))
         if math.prod(len(v) for v in values) * max(n_atoms, 1) > MAX_EXPANSION:
             raise ParseError(f"{' '.join(names)} expands to more than {MAX_EXPANSION} atoms",
                              f.line, 1, f.text, prog.source)
-        parts = [_substitute(body, {v: Constant(c) for v, c in zip(names, combo)})
+        parts = [substitute(body, {v: Constant(c) for v, c in zip(names, combo)})
                  for combo in itertools.product(*values)]
         return ("or" if kind == "exists" else "and", [rec(p) for p in parts])
     return tree
@@ -148,7 +148,7 @@ def _has_quantifier(tree: tuple) -> bool:
     return False
 
 
-def _nnf(tree: tuple, positive: bool) -> tuple:
+def to_nnf(tree: tuple, positive: bool) -> tuple:
     """Negation normal form of `tree` (or of its negation): only and/or over literals remain."""
     kind = tree[0]
     if kind == "lit":
@@ -161,19 +161,19 @@ def _nnf(tree: tuple, positive: bool) -> tuple:
     if kind == "false":
         return ("false",) if positive else ("true",)
     if kind == "not":
-        return _nnf(tree[1], not positive)
+        return to_nnf(tree[1], not positive)
     if kind in ("and", "or"):
         op = kind if positive else {"and": "or", "or": "and"}[kind]
-        return (op, [_nnf(t, positive) for t in tree[1]])
+        return (op, [to_nnf(t, positive) for t in tree[1]])
     if kind == "imp":
-        return _nnf(("or", [("not", tree[1]), tree[2]]), positive)
+        return to_nnf(("or", [("not", tree[1]), tree[2]]), positive)
     if kind == "iff":
         a, b = tree[1], tree[2]
-        return _nnf(("and", [("or", [("not", a), b]), ("or", [a, ("not", b)])]), positive)
+        return to_nnf(("and", [("or", [("not", a), b]), ("or", [a, ("not", b)])]), positive)
     raise ValueError(f"unexpected node {kind}")  # quantifiers are expanded before
 
 
-def _cnf(tree: tuple, prog: MLNProgram, f: Formula) -> list[list[tuple]]:
+def to_cnf(tree: tuple, prog: MLNProgram, f: Formula) -> list[list[tuple]]:
     """Clauses (lists of literal nodes) of an NNF tree, by distribution; tautologies dropped."""
     kind = tree[0]
     if kind in ("lit", "eq", "neq"):
@@ -182,7 +182,7 @@ def _cnf(tree: tuple, prog: MLNProgram, f: Formula) -> list[list[tuple]]:
         return []
     if kind == "false":
         return [[]]
-    parts = [_cnf(t, prog, f) for t in tree[1]]
+    parts = [to_cnf(t, prog, f) for t in tree[1]]
     if kind == "and":
         out = [c for p in parts for c in p]
     else:
@@ -203,7 +203,7 @@ def _tautology(clause: list[tuple]) -> bool:
     return any((a, not n) in lits for a, n in lits)
 
 
-def _condition(node: tuple) -> Comparison | bool:
+def condition_of(node: tuple) -> Comparison | bool:
     """A clause's equality literal as a grounding filter: the clause matters only where it is false."""
     kind, a, b = node
     if isinstance(a, Constant) and isinstance(b, Constant):

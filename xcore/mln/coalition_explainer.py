@@ -11,15 +11,15 @@ from xcore.errors import XcoreError
 from xcore.explain.rank_aggregation import cemc, coalition_weights, footrule_assignment
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.mln.coalition_tables import (
-    _GIBBS_DEFAULTS,
-    _TABLE_KEYS,
     AGGREGATIONS,
+    GIBBS_DEFAULTS,
+    TABLE_KEYS,
     WORK_MODES,
-    _check_int,
-    _weighted_mean,
     budgeted_options,
+    check_int,
     coalition_atom_count,
     ranked_table,
+    weighted_mean,
 )
 from xcore.mln.coalitions import INFERENCE_METHODS, Coalition, solve_coalition
 from xcore.mln.importance import FormulaTexts, formula_direction
@@ -45,9 +45,9 @@ class CoalitionExplainer:
         self.cemc_options = cemc_options
 
     def _check_common(self) -> None:
-        _check_int("T", self.T)
-        _check_int("top_k", self.top_k)
-        _check_int("seed", self.seed, low=0)
+        check_int("T", self.T)
+        check_int("top_k", self.top_k)
+        check_int("seed", self.seed, low=0)
         if self.inference not in INFERENCE_METHODS:
             raise XcoreError(f"unknown inference {self.inference!r}; use one of {', '.join(INFERENCE_METHODS)}")
         if self.gibbs_options is not None and not isinstance(self.gibbs_options, dict):
@@ -154,8 +154,8 @@ class CoalitionExplainer:
         cs = self.coalition_details_
         opts = getattr(self, "coalition_options_", [{} for _ in cs])
         return {"work": self.work, "atom_updates": int(sum(c.atom_updates for c in cs)),
-                "coalition_samples": [int({**_GIBBS_DEFAULTS, **o}["n_samples"]) for o in opts],
-                "coalition_burn_in": [int({**_GIBBS_DEFAULTS, **o}["burn_in"]) for o in opts]}
+                "coalition_samples": [int({**GIBBS_DEFAULTS, **o}["n_samples"]) for o in opts],
+                "coalition_burn_in": [int({**GIBBS_DEFAULTS, **o}["burn_in"]) for o in opts]}
 
     def _explain(self, q: int) -> Explanation:
         """The explanation of query column `q`: the coalitions' lists merged, one item per ranked formula."""
@@ -163,7 +163,7 @@ class CoalitionExplainer:
         for i, t in enumerate(self._tables):
             lo, hi = self._bounds(t, q)
             if hi > lo:
-                parts.append((i, {k: t[k][lo:hi] for k in _TABLE_KEYS}))
+                parts.append((i, {k: t[k][lo:hi] for k in TABLE_KEYS}))
         ranking, objective = self._aggregate(parts)
         items = self._items(q, parts, ranking)
         return self._explanation(q, parts, items, objective)
@@ -193,7 +193,7 @@ class CoalitionExplainer:
         atom_id = int(store.target_ids[q])
         explainable = {p.name: bool(p.explainable) for p in store.schema}
         coal = np.concatenate([np.full(len(p["clause"]), i) for i, p in parts]) if parts else np.zeros(0, int)
-        cat = {k: np.concatenate([p[k] for _, p in parts]) if parts else np.zeros(0) for k in _TABLE_KEYS}
+        cat = {k: np.concatenate([p[k] for _, p in parts]) if parts else np.zeros(0) for k in TABLE_KEYS}
         entries = entry_lookup(mln, np.array(ranking, dtype=np.int64), np.full(len(ranking), q))
         items = []
         for pos, c in enumerate(ranking):  # one object per explanation item
@@ -201,11 +201,11 @@ class CoalitionExplainer:
             wi = betas[coal[sel]]
             imp = cat["importance"][sel]
             est = np.isfinite(imp)
-            score = _weighted_mean(imp[est], wi[est])
+            score = weighted_mean(imp[est], wi[est])
             t = self._texts.clause(c)
             hit = np.flatnonzero(t["atom_ids"] == atom_id)
             preds = [a.split("(", 1)[0] for a in t["atoms"]]
-            ega = _weighted_mean(cat["expected_given_atom"][sel][est], wi[est])
+            ega = weighted_mean(cat["expected_given_atom"][sel][est], wi[est])
             items.append(ExplanationItem(
                 kind="ground_formula", text=t["text"], natural=t["natural"], score=score if est.any() else 0.0,
                 direction=formula_direction(float(mln.weights[c]),
@@ -215,7 +215,7 @@ class CoalitionExplainer:
                 extras={"rule": t["rule"], "rule_index": int(mln.rule[c]), "clause": int(c),
                         "weight": float(mln.weights[c]), "hard": bool(mln.hard[c]),
                         "sign": int(mln.entry_sign[entries[pos]]) if entries[pos] >= 0 else 0,
-                        "expected": _weighted_mean(cat["expected"][sel], wi),
+                        "expected": weighted_mean(cat["expected"][sel], wi),
                         "expected_given_atom": ega if est.any() else None, "se": None,
                         "estimable": bool(est.any()), "n_coalitions": int(sel.sum()),
                         "n_borrowed": int((cat["lender"][sel] >= 0).sum()), "aggregated_rank": pos + 1}))
@@ -254,7 +254,7 @@ class CoalitionExplainer:
         """beta-weighted mean marginal over the coalitions whose network holds the atom, else None."""
         m = self._marginals[:, q]
         ok = np.isfinite(m)
-        return _weighted_mean(m[ok], self.betas_[ok]) if ok.any() else None
+        return weighted_mean(m[ok], self.betas_[ok]) if ok.any() else None
 
     def _prediction(self, q: int) -> float | None:
         """beta-weighted mean marginal over the coalitions whose network holds the atom; else the
@@ -262,7 +262,7 @@ class CoalitionExplainer:
         m = self._marginals[:, q]
         ok = np.isfinite(m)
         if ok.any():
-            return _weighted_mean(m[ok], self.betas_[ok])
+            return weighted_mean(m[ok], self.betas_[ok])
         res = getattr(self.model_, "result_", None)
         if res is not None and len(res.marginals) == self.mln_.n_atoms:
             return float(res.marginals[q])

@@ -12,7 +12,7 @@ from xcore.mln.coalitions import Coalition
 from xcore.mln.network import GroundMLN
 from xcore.mln.network_index import NetworkIndex
 
-_TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_given_atom", "lender")
+TABLE_KEYS = ("atom", "rank", "clause", "importance", "expected", "expected_given_atom", "lender")
 
 
 AGGREGATIONS: tuple[str, ...] = ("cemc", "exact_footrule")
@@ -21,7 +21,7 @@ WORK_MODES: tuple[str, ...] = ("per_coalition", "equal")
 """Sampling work of the coalitions: every coalition gets the Gibbs options as given (the paper: T
 times the sweeps of a smaller network), or "equal": all coalitions together make as many atom
 updates as one run of those options on the full network (fewer sweeps per coalition)."""
-_GIBBS_DEFAULTS = {"n_samples": 1000, "burn_in": 200, "n_chains": 4}
+GIBBS_DEFAULTS = {"n_samples": 1000, "burn_in": 200, "n_chains": 4}
 
 
 def coalition_atom_count(mln: GroundMLN, coalition: Coalition) -> int:
@@ -33,7 +33,7 @@ def budgeted_options(options: dict | None, sizes: list[int], n_full: int, work: 
     """Per-coalition Gibbs options. "equal": every coalition runs the same number of sweeps, scaled
     by n_full / sum(sizes) (burn-in and kept samples alike), so the total atom updates equal one run
     of `options` on the `n_full`-atom network (up to rounding; at least 1 kept sample)."""
-    base = {**_GIBBS_DEFAULTS, **(options or {})}
+    base = {**GIBBS_DEFAULTS, **(options or {})}
     if work == "per_coalition":
         return [dict(options or {}) for _ in sizes]
     scale = n_full / max(sum(sizes), 1)
@@ -41,20 +41,20 @@ def budgeted_options(options: dict | None, sizes: list[int], n_full: int, work: 
     b_in = int(round(base["burn_in"] * scale))
     return [{**(options or {}), "n_samples": n_s, "burn_in": b_in} for _ in sizes]
 
-def _check_fraction(name: str, v: object) -> float:
+def check_fraction(name: str, v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) \
             or not 0 < v <= 1:
         raise XcoreError(f"{name} must be a number in (0, 1], got {v!r}")
     return float(v)
 
 
-def _check_int(name: str, v: object, low: int = 1) -> int:
+def check_int(name: str, v: object, low: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
         raise XcoreError(f"{name} must be an integer >= {low}, got {v!r}")
     return int(v)
 
 
-def _need_mln(model) -> GroundMLN:
+def need_mln(model) -> GroundMLN:
     mln = getattr(model, "mln_", None)
     if mln is None or mln.store is None or mln.program is None:
         raise XcoreError("ground the model first: MLNModel(...).ground(dataset)")
@@ -108,7 +108,7 @@ def substitute_formulas(index: NetworkIndex, clauses: np.ndarray, lenders: np.nd
 
 
 
-def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
+def weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
     """Weighted mean; equal weights when the weights sum to 0; 0.0 for no values."""
     values = np.asarray(values, dtype=np.float64)
     if not len(values):

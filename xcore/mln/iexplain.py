@@ -43,7 +43,7 @@ import pandas as pd
 
 from xcore.errors import XcoreError
 from xcore.mln.coalition_explainer import CoalitionExplainer
-from xcore.mln.coalition_tables import _TABLE_KEYS, _check_fraction, _check_int, _need_mln, substitute_formulas
+from xcore.mln.coalition_tables import TABLE_KEYS, check_fraction, check_int, need_mln, substitute_formulas
 from xcore.mln.coalitions import Coalition, cluster_objects, cut_coalition, sample_objects
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
 from xcore.mln.network_index import NetworkIndex, build_index
@@ -74,14 +74,14 @@ class IExplainer(CoalitionExplainer):
 
     def fit(self, model, domain_type: str, progress: Progress | None = None) -> "IExplainer":
         """Embed, cluster, cut and solve `T` coalitions, weight them and prepare every query's lists."""
-        _check_fraction("C", self.C)
-        _check_fraction("S", self.S)
+        check_fraction("C", self.C)
+        check_fraction("S", self.S)
         self._check_common()
-        _check_int("embedding_dim", self.embedding_dim)
-        _check_int("embedding_epochs", self.embedding_epochs)
+        check_int("embedding_dim", self.embedding_dim)
+        check_int("embedding_epochs", self.embedding_epochs)
         if self.context not in CONTEXTS:
             raise XcoreError(f"unknown context {self.context!r}; use one of {', '.join(CONTEXTS)}")
-        mln = _need_mln(model)
+        mln = need_mln(model)
         index = build_index(mln, domain_type)  # validates the domain type
         total = self.T + 2
         t0 = time.perf_counter()
@@ -186,7 +186,7 @@ class IExplainer(CoalitionExplainer):
         new = {"atom": bq, "rank": table["rank"][rows], "clause": mapped, "importance": table["importance"][rows],
                "expected": table["expected"][rows], "expected_given_atom": table["expected_given_atom"][rows],
                "lender": lq}
-        out = {k: np.concatenate([table[k], new[k]]) for k in _TABLE_KEYS}
+        out = {k: np.concatenate([table[k], new[k]]) for k in TABLE_KEYS}
         order = np.lexsort((out["rank"], out["atom"]))
         return {k: v[order] for k, v in out.items()}
 
@@ -205,7 +205,7 @@ class IExplainer(CoalitionExplainer):
         """One row per embedded object: object, x, y (2-D PCA of the embedding), cluster and the
         number of coalitions it was sampled into."""
         self._need_fit()
-        return _object_frame(self.embedding_, self.clusters_, self.sampled_.sum(axis=0))
+        return object_frame(self.embedding_, self.clusters_, self.sampled_.sum(axis=0))
 
 
 def _pca_2d(vectors: np.ndarray) -> np.ndarray:
@@ -223,7 +223,7 @@ def _pca_2d(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-def _object_frame(emb: ObjectEmbedding, clusters: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
+def object_frame(emb: ObjectEmbedding, clusters: np.ndarray, counts: np.ndarray) -> pd.DataFrame:
     xy = _pca_2d(emb.vectors)
     return pd.DataFrame({"object": pd.Series(emb.names, dtype=object), "x": xy[:, 0], "y": xy[:, 1],
                          "cluster": np.asarray(clusters, dtype=np.int64),

@@ -11,9 +11,9 @@ import pandas as pd
 
 from xcore.errors import XcoreError
 from xcore.mln.coalition_explainer import CoalitionExplainer
-from xcore.mln.coalition_tables import _check_fraction, _need_mln
+from xcore.mln.coalition_tables import check_fraction, need_mln
 from xcore.mln.coalitions import random_coalition
-from xcore.mln.iexplain import IExplainer, _object_frame
+from xcore.mln.iexplain import IExplainer, object_frame
 from xcore.mln.network import GroundMLN
 from xcore.mln.network_index import NetworkIndex, build_index
 from xcore.runtime import Progress
@@ -36,7 +36,7 @@ class RExplainer(CoalitionExplainer):
     def fit(self, model, domain_type: str | None = None, progress: Progress | None = None) -> "RExplainer":
         """Sample and solve the random coalitions, weight them and prepare every query's lists."""
         self._check_common()
-        mln = _need_mln(model)
+        mln = need_mln(model)
         match = self.match
         if match is not None:
             if not isinstance(match, IExplainer) or not hasattr(match, "coalition_details_"):
@@ -50,7 +50,7 @@ class RExplainer(CoalitionExplainer):
             if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1:
                 n = min(int(s), mln.n_clauses)
             else:
-                n = max(1, math.floor(_check_fraction("size", s) * mln.n_clauses + 0.5))
+                n = max(1, math.floor(check_fraction("size", s) * mln.n_clauses + 0.5))
             sizes = [n] * self.T
         index = build_index(mln, domain_type) if domain_type is not None else None
         T = len(sizes)
@@ -88,7 +88,7 @@ class RExplainer(CoalitionExplainer):
                              "to plot objects")
         m = self.match
         if m is not None:
-            names, frame = m.embedding_.names, _object_frame(m.embedding_, m.clusters_, np.zeros(len(m.clusters_)))
+            names, frame = m.embedding_.names, object_frame(m.embedding_, m.clusters_, np.zeros(len(m.clusters_)))
         else:
             names = self.mln_.store.constants[self.index_.objects]
             frame = pd.DataFrame({"object": pd.Series(names, dtype=object), "x": np.nan, "y": np.nan,

@@ -13,6 +13,7 @@ SHAP on a bag-of-words logistic regression (the paper's baselines).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -161,9 +162,15 @@ def detect_setting(dataset: RelationalDataset, target: str | None = None) -> Tex
 
 
 def sample_folder(dataset: RelationalDataset) -> Path | None:
-    """The bundled sample folder a dataset was loaded from (by name), if any."""
-
-    return next((s.path for s in list_samples() if s.name == dataset.name), None)
+    """The bundled sample folder a dataset was loaded from (by name), if any; a part of a sample
+    (``reviews_demo (train)``, as `xcore.data.splits` names them) is found by the sample's name."""
+    name = dataset.name
+    while True:
+        found = next((s.path for s in list_samples() if s.name == name), None)
+        base = re.sub(r" \([^()]*\)$", "", name)
+        if found is not None or base == name:
+            return found
+        name = base
 
 
 def find_annotation(dataset: RelationalDataset) -> ReviewAnnotation | None:

@@ -144,7 +144,7 @@ def test_precision_is_also_reported_on_queries_all_methods_predict_alike(reviews
 def test_default_aggregation_is_the_exact_footrule_optimum_and_never_worse_than_cemc(reviews):
     """The default (exact footrule) solves CEMC's own objective exactly: on the same coalition lists
     its weighted footrule distance is never larger than CEMC's, for every query."""
-    from xcore.mln.method import MLNSettings
+    from xcore.mln.settings import MLNSettings
 
     assert ExplainSettings().aggregation == "exact_footrule" and MLNSettings().aggregation == "exact_footrule"
     assert ExplainSettings().work == "equal" and MLNSettings().work == "equal"
