@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from xcore.data import splits
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
@@ -64,6 +65,14 @@ class MLNEstimator(Estimator):
             setting = text_setting(data, None)
             target = setting.target if setting is not None else declared_query(data)
         return [target] if target else None
+
+    def units(self, data: RelationalDataset) -> pd.DataFrame:
+        """The labelled query atoms a held-out split divides (none when the query predicate has no truth:
+        a program's query atoms)."""
+        predicates = self.split_predicates(data)
+        if predicates and not any(len(data.table(p, "truth")) for p in predicates):
+            return pd.DataFrame(columns=list(splits.UNIT_COLUMNS))  # `splits.units` needs one labelled atom
+        return splits.units(data, predicates)
 
     def fit(self, data: RelationalDataset, progress: Progress | None = None) -> "MLNEstimator":
         """Learn the weights from `data`'s labelled query atoms (``learn`` != none), then ground and infer on it."""
