@@ -17,6 +17,7 @@ from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
 from xcore.explain.render import prediction_text
 from xcore.methods import REGISTRY, Run
 from xcore.mln.explainer_names import LEGACY
+from xcore.mln.run_evaluation import evaluation_table, sweep_coalitions, sweep_curves
 from xcore.mln.settings import EXACT_LIMIT, MLNSettings
 from xcore.mln.targets import (
     any_arity_query,
@@ -28,15 +29,12 @@ from xcore.mln.targets import (
 )
 from xcore.mln.workflow import (
     TextSetting,
-    evaluation_table,
     find_annotation,
     normalised,
     query_object,
     query_predicates,
     split_by_kind,
     starting_rules,
-    sweep_coalitions,
-    sweep_curves,
 )
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
 

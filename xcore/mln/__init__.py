@@ -22,6 +22,7 @@ from xcore.mln.model import MLNModel
 from xcore.mln.network import GroundMLN, build_ground_mln, colour_classes
 from xcore.mln.reviews import review_rules
 from xcore.mln.rexplain import RExplainer
+from xcore.mln.run_evaluation import evaluation_table, sweep_coalitions
 from xcore.mln.word_baselines import (
     BagOfWordsClassifier,
     lime_explain,
@@ -30,15 +31,7 @@ from xcore.mln.word_baselines import (
     shap_explain_all,
     shap_values,
 )
-from xcore.mln.workflow import (
-    ExplainerRun,
-    ExplainSettings,
-    TextSetting,
-    detect_setting,
-    evaluation_table,
-    run_explainers,
-    sweep_coalitions,
-)
+from xcore.mln.workflow import ExplainerRun, ExplainSettings, TextSetting, detect_setting, run_explainers
 
 __all__ = [
     "AccuracyCurve", "BagOfWordsClassifier", "ExactResult", "ExplainSettings", "ExplainerRun", "GibbsResult",

@@ -15,16 +15,9 @@ from xcore.mln.coalition_tables import budgeted_options, coalition_atom_count
 from xcore.mln.evaluation import precision_table
 from xcore.mln.iexplain import IExplainer
 from xcore.mln.model import MLNModel
+from xcore.mln.run_evaluation import agreeing_queries, evaluation_table
 from xcore.mln.synthetic import random_ground_mln as random_mln
-from xcore.mln.workflow import (
-    ExplainSettings,
-    agreeing_queries,
-    detect_setting,
-    evaluation_table,
-    find_annotation,
-    run_explainers,
-    starting_rules,
-)
+from xcore.mln.workflow import ExplainSettings, detect_setting, find_annotation, run_explainers, starting_rules
 
 
 @pytest.fixture(scope="module")
