@@ -58,9 +58,18 @@ class MLNEstimator(Estimator):
     def __init__(self, settings: MLNSettings) -> None:
         self.settings = settings
 
+    def _checked_target(self, data: RelationalDataset) -> str | None:
+        """The settings' query predicate; a `ConfigError` naming the field when `data` has no such predicate."""
+        s = self.settings
+        target = s.query_target()
+        if target is not None and target not in data.schema.names:
+            raise ConfigError(f"no predicate {target!r} in {data.name!r} (predicates: "
+                              f"{', '.join(data.schema.names)})", field="query" if s.query else "target")
+        return target
+
     def split_predicates(self, data: RelationalDataset) -> list[str] | None:
         """The query predicate whose labelled atoms a held-out split divides (the one the run explains)."""
-        target = self.settings.query_target()
+        target = self._checked_target(data)
         if target is None:
             setting = text_setting(data, None)
             target = setting.target if setting is not None else declared_query(data)
@@ -78,10 +87,7 @@ class MLNEstimator(Estimator):
         """Learn the weights from `data`'s labelled query atoms (``learn`` != none), then ground and infer on it."""
         s = self.settings
         report = scaled(progress, 0.0, 1.0)
-        target = s.query_target()
-        if target is not None and target not in data.schema.names:
-            raise ConfigError(f"no predicate {target!r} in {data.name!r} (predicates: "
-                              f"{', '.join(data.schema.names)})", field="query" if s.query else "target")
+        target = self._checked_target(data)
         setting = text_setting(data, target)
         rules = s.rules.strip() or starting_rules(data, setting).strip()
         if not rules:
