@@ -213,10 +213,6 @@ def test_compute_packages_import_without_streamlit():
 
 
 MOVED = {
-    "xcore.mln.reviews": ("xcore.data.generators.reviews",
-                          ["generate_reviews", "ReviewAnnotation", "ReviewData", "load_review_sample",
-                           "load_review_annotation", "annotation_from_json", "review_schema", "VOCABULARY"]),
-    "xcore.mln.synthetic": ("xcore.data.generators.friends_smokers", ["friends_smokers_dataset"]),
     "xcore.psl.cora": ("xcore.data.benchmarks.cora", ["load_cora_dataset", "load_cora_arrays", "load_planetoid",
                                                       "CHECKED_FILES"]),
     "xcore.plkb.synthetic": ("xcore.data.generators.strings", ["make_strings", "SyntheticStrings", "PAPER_SETS"]),

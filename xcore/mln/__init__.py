@@ -3,7 +3,6 @@ enumeration for small networks, weight learning, and explanations of inference â
 (formula importance), I-Explain (embedding coalitions merged by CEMC), R-Explain, and the LIME /
 SHAP word baselines â€” with the planted review data and metrics to judge them."""
 
-from xcore.data.generators.reviews import ReviewAnnotation, ReviewData, generate_reviews, load_review_sample
 from xcore.mln.embeddings import ObjectEmbedding, embed_objects
 from xcore.mln.evaluation import (
     AccuracyCurve,
@@ -35,11 +34,10 @@ from xcore.mln.workflow import ExplainerRun, ExplainSettings, TextSetting, detec
 
 __all__ = [
     "AccuracyCurve", "BagOfWordsClassifier", "ExactResult", "ExplainSettings", "ExplainerRun", "GibbsResult",
-    "GroundMLN", "IExplainer", "MLNModel", "ObjectEmbedding", "RExplainer", "ReviewAnnotation", "ReviewData",
+    "GroundMLN", "IExplainer", "MLNModel", "ObjectEmbedding", "RExplainer",
     "TextSetting", "accuracy_curve", "build_ground_mln", "colour_classes", "detect_setting", "embed_objects",
-    "evaluation_table", "exact", "explain_atom", "explanation_precision", "formula_kind", "generate_reviews",
-    "gibbs", "importance", "importance_frame", "importance_se", "item_log_odds", "learn_weights",
-    "lime_explain", "lime_explain_all", "load_review_sample", "log_prob", "naive_gibbs", "precision_table",
+    "evaluation_table", "exact", "explain_atom", "explanation_precision", "formula_kind", "gibbs", "importance", "importance_frame", "importance_se", "item_log_odds", "learn_weights",
+    "lime_explain", "lime_explain_all", "log_prob", "naive_gibbs", "precision_table",
     "pseudo_log_likelihood", "review_rules", "run_explainers", "shap_explain", "shap_explain_all", "shap_values",
     "sweep_coalitions",
 ]
