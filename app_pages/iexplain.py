@@ -16,10 +16,10 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.generators.reviews import ReviewAnnotation, annotation_from_json
 from xcore.explain.render import prediction_text
 from xcore.methods import REGISTRY, Run
-from xcore.mln.method import (
-    EXACT_LIMIT,
-    LEGACY,
-    MLNSettings,
+from xcore.mln.explainer_names import LEGACY
+from xcore.mln.run_evaluation import evaluation_table, sweep_coalitions, sweep_curves
+from xcore.mln.settings import EXACT_LIMIT, MLNSettings
+from xcore.mln.targets import (
     any_arity_query,
     declared_query,
     default_explainers,
@@ -29,15 +29,12 @@ from xcore.mln.method import (
 )
 from xcore.mln.workflow import (
     TextSetting,
-    evaluation_table,
     find_annotation,
     normalised,
     query_object,
     query_predicates,
     split_by_kind,
     starting_rules,
-    sweep_coalitions,
-    sweep_curves,
 )
 from xcore.viz import embedding_scatter_figure, explanation_graph_figure, ranked_bar_figure, tradeoff_figure
 
@@ -155,7 +152,7 @@ def method_panel(run: Run, name: str, target: str, k: int, key: str) -> None:
     if not exp.items:
         st.info(f"{LEGACY[name]} has no formula for this query (it appeared in no coalition).")
         return
-    parts = split_by_kind(exp, k, run.extras.get("setting"))
+    parts = split_by_kind(exp, k, getattr(run.model, "setting_", None))
     for kind, title in PART_TITLES.items():
         if parts[kind].items:
             st.plotly_chart(ranked_bar_figure(parts[kind], k=k, label_width=50, title=title), width="stretch",
@@ -203,7 +200,7 @@ def model_tab(run: Run) -> None:
 
 # ---------------------------------------------------------------------- coalitions tab
 def coalitions_tab(run: Run) -> None:
-    workflow = run.extras.get("workflow")
+    workflow = getattr(run.model, "explainer_run_", None)
     if workflow is None or workflow.iexplainer is None:
         st.info("Run with I-Explain selected to see its coalitions.")
         return
@@ -242,7 +239,7 @@ def annotation_upload(ds: RelationalDataset) -> ReviewAnnotation | None:
 
 
 def evaluation_tab(ds: RelationalDataset, run: Run, annotation: ReviewAnnotation | None) -> None:
-    workflow = run.extras.get("workflow")
+    workflow = getattr(run.model, "explainer_run_", None)
     if annotation is None or workflow is None:
         st.info("No annotation for this dataset: the bundled *Restaurant reviews* sample has one, or upload an "
                 "annotation.json (planted_words, true_links, labels) in the sidebar.")

@@ -45,13 +45,12 @@ from xcore.explain.rank_aggregation import aggregate_objective, borda, cemc, foo
 from xcore.mln.evaluation import accuracy_curve, explanation_precision, formula_kind  # noqa: E402
 from xcore.mln.learning import learn_weights  # noqa: E402
 from xcore.mln.model import MLNModel  # noqa: E402
+from xcore.mln.run_evaluation import evaluation_table, query_frame  # noqa: E402
 from xcore.mln.workflow import (  # noqa: E402
     METHODS,
     ExplainerRun,
     ExplainSettings,
     detect_setting,
-    evaluation_table,
-    query_frame,
     run_explainers,
     starting_rules,
 )

@@ -212,23 +212,17 @@ def test_compute_packages_import_without_streamlit():
     assert res.stdout.strip() == "[]"
 
 
-MOVED = {
-    "xcore.mln.reviews": ("xcore.data.generators.reviews",
-                          ["generate_reviews", "ReviewAnnotation", "ReviewData", "load_review_sample",
-                           "load_review_annotation", "annotation_from_json", "review_schema", "VOCABULARY"]),
-    "xcore.mln.synthetic": ("xcore.data.generators.friends_smokers", ["friends_smokers_dataset"]),
-    "xcore.mln.citation": ("xcore.data.benchmarks.citation", ["citation_dataset", "load_planetoid_arrays",
-                                                              "default_root", "CitationData"]),
-}
+SHIMS_GONE = ("xcore.mln.citation", "xcore.psl.cora", "xcore.psl.workflow", "xcore.plkb.synthetic",
+              "xcore.plkb.datasets", "xcore.plkb.workflow")
+"""Modules that only re-exported moved names for old import paths (issue 33: shims go)."""
 
 
-def test_old_module_paths_still_export_the_moved_names():
+def test_old_shim_modules_are_gone():
     import importlib
 
-    for old, (new, names) in MOVED.items():
-        a, b = importlib.import_module(old), importlib.import_module(new)
-        for name in names:
-            assert getattr(a, name) is getattr(b, name), f"{old}.{name} is not {new}.{name}"
+    for old in SHIMS_GONE:
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 RUNTIME_GRAPH = r"""

@@ -43,7 +43,7 @@ def reviews_page():
     assert at.radio(key="mln_inference").value == "auto"  # 150 query atoms: too many to enumerate, so Gibbs
     assert any("here 150), else Gibbs" in c for c in captions(at))
     assert "has_word(r, 'great') => positive(r)" in at.text_area(key="mln_rules").value
-    at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain", "lime"])
+    at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain", "mln:lime"])
     at.number_input(key="mln_T").set_value(3)
     at.run()
     click(at, "mln_run")
@@ -54,12 +54,12 @@ def reviews_page():
 def test_reviews_explained_side_by_side(reviews_page):
     at = reviews_page
     run = latest(at)
-    assert list(run.explanations) == ["mln:i-explain", "mln:m-explain", "lime"]
+    assert list(run.explanations) == ["mln:i-explain", "mln:m-explain", "mln:lime"]
     assert any(m.value.startswith("**I-Explain** — ") for m in at.markdown)
     titles = " ".join(chart_titles(at))
     assert "Top word formulas" in titles and "Top relational formulas" in titles
     assert "Objects in embedding space" in titles  # coalitions tab
-    at.selectbox(key="mln_right").set_value("lime")
+    at.selectbox(key="mln_right").set_value("mln:lime")
     at.run()
     assert not at.exception, at.exception
     assert any("LIME coefficient" in c.value for c in at.caption)
@@ -93,7 +93,7 @@ def test_smokers_choose_the_query_predicate_and_explain_without_words():
     click(at, "mln_run")
     assert not errors(at)
     run = latest(at)
-    assert run.extras["setting"].target == "cancer"
+    assert run.model.setting_.target == "cancer"
     assert all(e.target.startswith("cancer(") for e in run.explanations["mln:i-explain"])
 
 

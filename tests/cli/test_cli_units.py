@@ -12,7 +12,7 @@ import pytest
 import xcore.cli as cli
 from xcore.errors import ConfigError
 from xcore.methods import REGISTRY
-from xcore.mln.method import MLNSettings
+from xcore.mln.settings import MLNSettings
 from xcore.plkb.settings import PLKBSettings
 from xcore.psl.settings import ESMSSettings
 
@@ -27,7 +27,7 @@ def test_set_values_are_strings_coerced_by_the_settings_class():
     s = ESMSSettings.parse(sets)
     assert (s.gamma, s.iterations, s.counterparts, s.block, s.explainable) == (0.5, 7, True, None, ("a", "b"))
     m = MLNSettings.parse(cli.parse_set(["explainers=lime,shap", "target=null"], MLNSettings))
-    assert m.explainers == ("lime", "shap") and m.target is None
+    assert m.explainers == ("mln:lime", "mln:shap") and m.target is None  # old names read as today's
     assert cli.parse_set(["drop="], PLKBSettings) == {"drop": ()}
     assert cli.parse_set(["knowledge=0.9: POS | ~a=b"], PLKBSettings) == {"knowledge": "0.9: POS | ~a=b"}
     with pytest.raises(ConfigError, match="key=value"):

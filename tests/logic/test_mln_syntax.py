@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from xcore.data import load
 from xcore.errors import DataError, ParseError
 from xcore.logic.ast import Constant, Variable
-from xcore.logic.mln_syntax import parse_db, parse_mln
+from xcore.logic.mln_evidence import parse_db
+from xcore.logic.mln_syntax import parse_mln
 from xcore.mln.model import MLNModel
 
 SMOKERS = """

@@ -3,7 +3,6 @@ enumeration for small networks, weight learning, and explanations of inference â
 (formula importance), I-Explain (embedding coalitions merged by CEMC), R-Explain, and the LIME /
 SHAP word baselines â€” with the planted review data and metrics to judge them."""
 
-from xcore.data.generators.reviews import ReviewAnnotation, ReviewData, generate_reviews, load_review_sample
 from xcore.mln.embeddings import ObjectEmbedding, embed_objects
 from xcore.mln.evaluation import (
     AccuracyCurve,
@@ -15,12 +14,14 @@ from xcore.mln.evaluation import (
 )
 from xcore.mln.exact import ExactResult, exact, log_prob
 from xcore.mln.gibbs import GibbsResult, gibbs, naive_gibbs
-from xcore.mln.iexplain import IExplainer, RExplainer
+from xcore.mln.iexplain import IExplainer
 from xcore.mln.importance import explain_atom, importance, importance_frame, importance_se
 from xcore.mln.learning import learn_weights, pseudo_log_likelihood
 from xcore.mln.model import MLNModel
 from xcore.mln.network import GroundMLN, build_ground_mln, colour_classes
 from xcore.mln.reviews import review_rules
+from xcore.mln.rexplain import RExplainer
+from xcore.mln.run_evaluation import evaluation_table, sweep_coalitions
 from xcore.mln.word_baselines import (
     BagOfWordsClassifier,
     lime_explain,
@@ -29,23 +30,14 @@ from xcore.mln.word_baselines import (
     shap_explain_all,
     shap_values,
 )
-from xcore.mln.workflow import (
-    ExplainerRun,
-    ExplainSettings,
-    TextSetting,
-    detect_setting,
-    evaluation_table,
-    run_explainers,
-    sweep_coalitions,
-)
+from xcore.mln.workflow import ExplainerRun, ExplainSettings, TextSetting, detect_setting, run_explainers
 
 __all__ = [
     "AccuracyCurve", "BagOfWordsClassifier", "ExactResult", "ExplainSettings", "ExplainerRun", "GibbsResult",
-    "GroundMLN", "IExplainer", "MLNModel", "ObjectEmbedding", "RExplainer", "ReviewAnnotation", "ReviewData",
+    "GroundMLN", "IExplainer", "MLNModel", "ObjectEmbedding", "RExplainer",
     "TextSetting", "accuracy_curve", "build_ground_mln", "colour_classes", "detect_setting", "embed_objects",
-    "evaluation_table", "exact", "explain_atom", "explanation_precision", "formula_kind", "generate_reviews",
-    "gibbs", "importance", "importance_frame", "importance_se", "item_log_odds", "learn_weights",
-    "lime_explain", "lime_explain_all", "load_review_sample", "log_prob", "naive_gibbs", "precision_table",
+    "evaluation_table", "exact", "explain_atom", "explanation_precision", "formula_kind", "gibbs", "importance", "importance_frame", "importance_se", "item_log_odds", "learn_weights",
+    "lime_explain", "lime_explain_all", "log_prob", "naive_gibbs", "precision_table",
     "pseudo_log_likelihood", "review_rules", "run_explainers", "shap_explain", "shap_explain_all", "shap_values",
     "sweep_coalitions",
 ]

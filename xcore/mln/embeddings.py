@@ -37,7 +37,7 @@ from xcore.errors import XcoreError
 from xcore.logic.ast import Constant
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import GroundProgram
-from xcore.runtime import Progress, throttled
+from xcore.runtime import Progress, throttled, torch_threads
 
 CONTEXTS: tuple[str, ...] = ("body", "satisfied", "all")
 """Which ground clauses provide co-occurrence pairs (see the module docstring)."""
@@ -146,9 +146,8 @@ def _train_skipgram(centre: np.ndarray, context: np.ndarray, n_vocab: int, dim: 
                     negatives: int, batch_size: int, lr: float, seed: int,
                     tick: Progress | None = None) -> tuple[np.ndarray, list[float]]:
     """Skip-gram with negative sampling; returns the (n_vocab, dim) input embeddings and losses."""
-    import torch
+    import torch  # heavy: loaded only when embeddings are trained
 
-    from xcore.runtime import torch_threads
 
     with torch_threads(1):  # tiny dense ops: thread start-up costs more than it saves (~10x here)
         return _skipgram_steps(torch, centre, context, n_vocab, dim, epochs, negatives, batch_size, lr, seed, tick)

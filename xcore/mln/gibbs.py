@@ -244,93 +244,113 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
                        seconds, updates, X, rb, watched)
 
 
+class _Chains:
+    """The state of C chains (atoms X, true-literal counts T per clause) and the sums they record:
+    per-batch atom, clause and negative-literal counts and the Rao-Blackwellised sums."""
+
+    def __init__(self, mln: GroundMLN, C: int, rng: np.random.Generator, batch_of: np.ndarray,
+                 init: np.ndarray | None) -> None:
+        n, m = mln.n_atoms, mln.n_clauses
+        nb = int(batch_of[-1]) + 1
+        self.C, self.rng = C, rng
+        if init is None:
+            self.X = (rng.random((n, C)) < 0.5).astype(np.int8)
+        else:
+            self.X = np.ascontiguousarray(np.asarray(init, dtype=np.int8))
+        longest = int(np.diff(mln.S.indptr).max(initial=0))
+        t_dtype = np.int8 if longest < 127 else np.int16 if longest < 32_000 else np.int32
+        self.T = (mln.S.astype(np.int32) @ self.X.astype(np.int32) + mln.n_negative[:, None]).astype(t_dtype)
+        self.atom_counts = np.zeros((nb, n, C), dtype=np.int32)
+        self.clause_counts = np.zeros((nb, m), dtype=np.int64)
+        buf_dtype = np.uint16 if np.bincount(batch_of).max() < 65_535 else np.int32
+        self.clause_buf = np.zeros((m, C), dtype=buf_dtype)  # current batch, per chain; pooled at batch end
+        # E[n_c x_q] needs counting only for negative literals: a positive literal of q is true when
+        # q is, so there n_c x_q = x_q (filled in from atom_counts after sampling)
+        negative = mln.entry_sign < 0
+        self.ec_neg, self.ea_neg = mln.entry_clause[negative], mln.entry_atom[negative]
+        self.neg_counts = np.zeros((nb, len(self.ec_neg)), dtype=np.int64)
+        self.neg_buf = np.zeros((len(self.ec_neg), C), dtype=buf_dtype)
+        self.rb_p1, self.rb_p0 = np.zeros(n), np.zeros(n)
+        self.rb_a, self.rb_b = np.zeros(mln.nnz), np.zeros(mln.nnz)
+
+    def sweep(self, plans: list[_ClassPlan], record: bool = False) -> None:
+        """One sweep: every colour class's atoms drawn at once given the rest (`record`: add the
+        Rao-Blackwellised conditionals)."""
+        X, T, C = self.X, self.T, self.C
+        for p in plans:
+            u = self.rng.random((len(p.atoms), C), dtype=np.float32)
+            if not len(p.clause):
+                new = (u < 0.5).view(np.int8)
+                if record:
+                    self.rb_p1[p.atoms] += 0.5 * C
+                    self.rb_p0[p.atoms] += 0.5 * C
+                X[p.atoms] = new
+                continue
+            x_old = np.take(X, p.atoms, axis=0)                   # (k, C)
+            xe = np.take(x_old, p.local, axis=0)                  # (m, C)
+            te = np.take(T, p.clause, axis=0)                     # (m, C)
+            lit = xe == p.positive                                # the literal is true now
+            crit = te == lit                                      # the literal decides its clause
+            logit = p.gather @ crit.view(np.int8)                 # (k, C) float32
+            e_neg = np.exp(-logit)
+            new = (u * (1.0 + e_neg) < 1.0).view(np.int8)         # u < sigmoid(logit)
+            if record:
+                self._record_conditionals(p, logit, e_neg, te - lit)
+            te += p.sign * np.take(new - x_old, p.local, axis=0)
+            T[p.clause] = te                                      # clauses are distinct within a class
+            X[p.atoms] = new
+
+    def _record_conditionals(self, p: _ClassPlan, logit: np.ndarray, e_neg: np.ndarray, rest: np.ndarray) -> None:
+        """Add P(x=1 | rest) and the clause's truth with the atom set either way (`rest`: true
+        literals besides this one)."""
+        p1 = 1.0 / (1.0 + e_neg)
+        p0 = 1.0 / (1.0 + np.exp(logit))
+        self.rb_p1[p.atoms] += p1.sum(axis=1)
+        self.rb_p0[p.atoms] += p0.sum(axis=1)
+        n1 = (rest + p.positive) > 0
+        n0 = (rest + (1 - p.positive)) > 0
+        self.rb_a[p.entries] += (np.take(p1, p.local, axis=0) * n1).sum(axis=1)
+        self.rb_b[p.entries] += (np.take(p0, p.local, axis=0) * n0).sum(axis=1)
+
+    def count(self, k: int, b: int, batch_end: bool, watch: tuple | None) -> None:
+        """Record sample `k` into batch `b` (pooling the per-chain buffers at a batch's end)."""
+        X = self.X
+        self.atom_counts[b] += X
+        sat = self.T > 0
+        if watch is not None:
+            watch[2][k] = X[watch[0]]
+            watch[3][k] = sat[watch[1]]
+        self.clause_buf += sat
+        self.neg_buf += np.take(sat, self.ec_neg, axis=0) & np.take(X, self.ea_neg, axis=0).view(bool)
+        if batch_end:
+            self.clause_counts[b] = self.clause_buf.sum(axis=1, dtype=np.int64)
+            self.neg_counts[b] = self.neg_buf.sum(axis=1, dtype=np.int64)
+            self.clause_buf[:] = 0
+            self.neg_buf[:] = 0
+
+
 def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
                 rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None,
                 tick: Progress | None = None, watch: tuple | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
     """Run C chains; returns per-chain atom batch counts, pooled clause and negative-literal batch
     counts, the final state and the Rao-Blackwellised sums (see `GibbsResult.rb_sums`)."""
-    n, m = mln.n_atoms, mln.n_clauses
-    nb = int(batch_of[-1]) + 1
-    if init is None:
-        X = (rng.random((n, C)) < 0.5).astype(np.int8)
-    else:
-        X = np.ascontiguousarray(np.asarray(init, dtype=np.int8))
-    longest = int(np.diff(mln.S.indptr).max(initial=0))
-    t_dtype = np.int8 if longest < 127 else np.int16 if longest < 32_000 else np.int32
-    T = (mln.S.astype(np.int32) @ X.astype(np.int32) + mln.n_negative[:, None]).astype(t_dtype)
-    ec, ea = mln.entry_clause, mln.entry_atom
-    atom_counts = np.zeros((nb, n, C), dtype=np.int32)
-    clause_counts = np.zeros((nb, m), dtype=np.int64)
-    buf_dtype = np.uint16 if np.bincount(batch_of).max() < 65_535 else np.int32
-    clause_buf = np.zeros((m, C), dtype=buf_dtype)  # current batch, per chain; pooled at batch end
-    # E[n_c x_q] needs counting only for negative literals: a positive literal of q is true when
-    # q is, so there n_c x_q = x_q (filled in from atom_counts after sampling)
-    negative = mln.entry_sign < 0
-    ec_neg, ea_neg = ec[negative], ea[negative]
-    neg_counts = np.zeros((nb, len(ec_neg)), dtype=np.int64)
-    neg_buf = np.zeros((len(ec_neg), C), dtype=buf_dtype)
+    chains = _Chains(mln, C, rng, batch_of, init)
     batch_end = np.r_[batch_of[1:] != batch_of[:-1], True]
-    rb_p1, rb_p0 = np.zeros(n), np.zeros(n)
-    rb_a, rb_b = np.zeros(mln.nnz), np.zeros(mln.nnz)
-
-    def sweep(record: bool = False) -> None:
-        for p in plans:
-            k = len(p.atoms)
-            u = rng.random((k, C), dtype=np.float32)
-            if len(p.clause):
-                x_old = np.take(X, p.atoms, axis=0)                   # (k, C)
-                xe = np.take(x_old, p.local, axis=0)                  # (m, C)
-                te = np.take(T, p.clause, axis=0)                     # (m, C)
-                lit = xe == p.positive                                # the literal is true now
-                crit = te == lit                                      # the literal decides its clause
-                logit = p.gather @ crit.view(np.int8)                 # (k, C) float32
-                e_neg = np.exp(-logit)
-                new = (u * (1.0 + e_neg) < 1.0).view(np.int8)         # u < sigmoid(logit)
-                if record:  # P(x=1 | rest) and the clause's truth with the atom set either way
-                    p1 = 1.0 / (1.0 + e_neg)
-                    p0 = 1.0 / (1.0 + np.exp(logit))
-                    rb_p1[p.atoms] += p1.sum(axis=1)
-                    rb_p0[p.atoms] += p0.sum(axis=1)
-                    rest = te - lit                                   # true literals besides this one
-                    n1 = (rest + p.positive) > 0
-                    n0 = (rest + (1 - p.positive)) > 0
-                    rb_a[p.entries] += (np.take(p1, p.local, axis=0) * n1).sum(axis=1)
-                    rb_b[p.entries] += (np.take(p0, p.local, axis=0) * n0).sum(axis=1)
-                te += p.sign * np.take(new - x_old, p.local, axis=0)
-                T[p.clause] = te                                      # clauses are distinct within a class
-            else:
-                new = (u < 0.5).view(np.int8)
-                if record:
-                    rb_p1[p.atoms] += 0.5 * C
-                    rb_p0[p.atoms] += 0.5 * C
-            X[p.atoms] = new
-
     sweeps = burn_in + n_samples * thin
     with np.errstate(over="ignore"):
         for s in range(burn_in):
-            sweep()
+            chains.sweep(plans)
             if tick is not None:
                 tick(s / sweeps, f"Gibbs burn-in: sweep {s + 1:,} of {burn_in:,}")
         for k in range(n_samples):
             for j in range(thin):
-                sweep(record=j == thin - 1)
+                chains.sweep(plans, record=j == thin - 1)
             if tick is not None:
                 tick((burn_in + (k + 1) * thin) / sweeps, f"Gibbs sampling: sample {k + 1:,} of {n_samples:,}")
-            b = batch_of[k]
-            atom_counts[b] += X
-            sat = T > 0
-            if watch is not None:
-                watch[2][k] = X[watch[0]]
-                watch[3][k] = sat[watch[1]]
-            clause_buf += sat
-            neg_buf += np.take(sat, ec_neg, axis=0) & np.take(X, ea_neg, axis=0).view(bool)
-            if batch_end[k]:
-                clause_counts[b] = clause_buf.sum(axis=1, dtype=np.int64)
-                neg_counts[b] = neg_buf.sum(axis=1, dtype=np.int64)
-                clause_buf[:] = 0
-                neg_buf[:] = 0
-    return atom_counts, clause_counts, neg_counts, X, (rb_p1, rb_p0, rb_a, rb_b)
+            chains.count(k, int(batch_of[k]), bool(batch_end[k]), watch)
+    c = chains
+    return c.atom_counts, c.clause_counts, c.neg_counts, c.X, (c.rb_p1, c.rb_p0, c.rb_a, c.rb_b)
 
 
 # ---------------------------------------------------------------------- naive reference sampler

@@ -32,6 +32,7 @@ from xcore.logic.ast import Constant, Rule, Variable
 from xcore.logic.grounding import DEFAULT_LIMIT, ground
 from xcore.logic.parser import parse_rules
 from xcore.mln.network import DEFAULT_HARD_WEIGHT, GroundMLN, build_ground_mln
+from xcore.runtime import limited_threads
 
 METHODS: tuple[str, ...] = ("linear+pll", "pll")
 
@@ -247,9 +248,8 @@ def linear_word_weights(rules: Sequence[Rule], dataset: RelationalDataset, targe
                         word_predicate: str = "has_word", C: float = 1.0, seed: int = 0) -> dict[int, float]:
     """Rule index -> weight of each word rule from an L2 logistic regression (inverse strength `C`)
     on the bag of words of the training items (observed `target` rows)."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # heavy: loaded only for linear+pll learning
 
-    from xcore.runtime import limited_threads
 
     spec = word_rule_words(rules, target, word_predicate)
     if not spec:

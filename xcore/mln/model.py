@@ -14,7 +14,8 @@ from xcore.explain.types import Explanation, ExplanationSet
 from xcore.logic.ast import Atom, Rule, Variable
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import DEFAULT_LIMIT, ground
-from xcore.logic.mln_syntax import MLNProgram, parse_mln
+from xcore.logic.mln_program import MLNProgram
+from xcore.logic.mln_syntax import parse_mln
 from xcore.logic.parser import parse_rules
 from xcore.mln.exact import ExactResult, exact
 from xcore.mln.gibbs import GibbsResult, gibbs

@@ -159,54 +159,17 @@ def build_ground_mln(program: GroundProgram, hard_weight: float = DEFAULT_HARD_W
     n_t = store.n_targets
     tindex = np.append(store.target_index, -1)
     ev_true = np.append(np.where(store.is_target, False, np.nan_to_num(store.value) >= 0.5), False)
-    rows_all, atoms_all, signs_all, counts_all = [], [], [], []
+    rows_all, atoms_all, signs_all = [], [], []
     weights, rules, ground_rows, hard = [], [], [], []
     dropped = {"satisfied_by_evidence": 0, "tautology": 0, "constant_false": 0}
     offset = 0
     for g in program:
-        ids = np.asarray(g.atom_ids, dtype=np.int64)
-        n, L = ids.shape
-        if n == 0:
+        if np.asarray(g.atom_ids).shape[0] == 0:
             continue
-        signs = np.asarray(g.signs, dtype=np.int8)
-        t = tindex[ids]  # -1 for evidence / missing atoms
-        lit_true = (t < 0) & (ev_true[ids] == (signs[None, :] > 0))
-        keep = ~lit_true.any(axis=1)
-        dropped["satisfied_by_evidence"] += int((~keep).sum())
-        r, j = np.nonzero((t >= 0) & keep[:, None])
-        a, s = t[r, j], signs[j]
-        # duplicates of one atom in one clause: same sign -> once, both signs -> tautology
-        key = r.astype(np.int64) * (n_t + 1) + a
-        order = np.lexsort((s, key))
-        key, r, a, s = key[order], r[order], a[order], s[order]
-        first = np.ones(len(key), dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        last = np.ones(len(key), dtype=bool)
-        last[:-1] = key[1:] != key[:-1]
-        # a group's first entry has the smallest sign; its last the largest
-        grp_min = s[first]
-        grp_max = s[last]
-        taut_rows = np.unique(r[first][grp_min != grp_max])
-        keep[taut_rows] = False
-        dropped["tautology"] += len(taut_rows)
-        ok = first & keep[r]
-        r, a, s = r[ok], a[ok], s[ok]
-        per_row = np.bincount(r, minlength=n)
-        empty = keep & (per_row == 0)
-        if g.rule.is_hard and empty.any():
-            bad = int(np.flatnonzero(empty)[0])
-            text = g.texts(store, [bad])[0]
-            raise XcoreError(f"hard clause `{g.rule.text('mln')}` is violated by the evidence in its "
-                             f"grounding `{text}`: no world satisfies the evidence")
-        dropped["constant_false"] += int(empty.sum())
-        keep &= per_row > 0
-        kept_rows = np.flatnonzero(keep)
-        new_index = np.full(n, -1, dtype=np.int64)
-        new_index[kept_rows] = offset + np.arange(len(kept_rows))
-        rows_all.append(new_index[r])
+        kept_rows, r, a, s = _fold_group(g, store, tindex, ev_true, n_t, dropped)
+        rows_all.append(r + offset)
         atoms_all.append(a)
         signs_all.append(s)
-        counts_all.append(len(kept_rows))
         w = hard_weight if g.rule.is_hard else float(g.rule.weight)  # type: ignore[arg-type]
         weights.append(np.full(len(kept_rows), w))
         rules.append(np.full(len(kept_rows), g.rule_index, dtype=np.int32))
@@ -219,6 +182,47 @@ def build_ground_mln(program: GroundProgram, hard_weight: float = DEFAULT_HARD_W
     S.sort_indices()
     return GroundMLN(store, program, S, cat(weights, np.float64), cat(rules, np.int32),
                      cat(ground_rows, np.int64), cat(hard, bool), float(hard_weight), dropped)
+
+
+def _fold_group(g, store, tindex: np.ndarray, ev_true: np.ndarray, n_t: int,
+                dropped: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One rule's groundings with the evidence folded in: (kept grounding rows, then per query
+    literal its kept clause number counted from 0, query atom and sign); `dropped` counts the rest."""
+    ids = np.asarray(g.atom_ids, dtype=np.int64)
+    n = ids.shape[0]
+    signs = np.asarray(g.signs, dtype=np.int8)
+    t = tindex[ids]  # -1 for evidence / missing atoms
+    lit_true = (t < 0) & (ev_true[ids] == (signs[None, :] > 0))
+    keep = ~lit_true.any(axis=1)
+    dropped["satisfied_by_evidence"] += int((~keep).sum())
+    r, j = np.nonzero((t >= 0) & keep[:, None])
+    a, s = t[r, j], signs[j]
+    # duplicates of one atom in one clause: same sign -> once, both signs -> tautology
+    key = r.astype(np.int64) * (n_t + 1) + a
+    order = np.lexsort((s, key))
+    key, r, a, s = key[order], r[order], a[order], s[order]
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    last = np.ones(len(key), dtype=bool)
+    last[:-1] = key[1:] != key[:-1]
+    # a group's first entry has the smallest sign; its last the largest
+    taut_rows = np.unique(r[first][s[first] != s[last]])
+    keep[taut_rows] = False
+    dropped["tautology"] += len(taut_rows)
+    ok = first & keep[r]
+    r, a, s = r[ok], a[ok], s[ok]
+    per_row = np.bincount(r, minlength=n)
+    empty = keep & (per_row == 0)
+    if g.rule.is_hard and empty.any():
+        text = g.texts(store, [int(np.flatnonzero(empty)[0])])[0]
+        raise XcoreError(f"hard clause `{g.rule.text('mln')}` is violated by the evidence in its "
+                         f"grounding `{text}`: no world satisfies the evidence")
+    dropped["constant_false"] += int(empty.sum())
+    keep &= per_row > 0
+    kept_rows = np.flatnonzero(keep)
+    new_index = np.full(n, -1, dtype=np.int64)
+    new_index[kept_rows] = np.arange(len(kept_rows))
+    return kept_rows, new_index[r], a, s
 
 
 # ---------------------------------------------------------------------- colouring

@@ -1,7 +1,6 @@
 """MLN side of the planted review setting: rules, generating weights and the sample writer.
 
-The generator and the annotation loader moved to `xcore.data.generators.reviews` (re-exported
-here so old imports keep working).
+The generator and the annotation loader live in `xcore.data.generators.reviews`.
 """
 
 from __future__ import annotations
@@ -14,27 +13,20 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
-from xcore.data.generators.reviews import (  # noqa: F401  (moved; re-exported for old imports)
+from xcore.data.generators.reviews import (
     DEFAULTS,
-    LINK_PREDICATES,
-    NEGATIVE_WORDS,
-    NEUTRAL_WORDS,
-    POSITIVE_WORDS,
     TARGET,
     VOCABULARY,
     WORD,
-    ReviewAnnotation,
     ReviewData,
-    annotation_from_json,
-    generate_reviews,
     json_lines_text,
-    load_review_annotation,
-    load_review_sample,
-    review_schema,
     word_probabilities,
 )
+from xcore.data.io import write_psl_folder
 from xcore.errors import XcoreError
 from xcore.logic.ast import Atom, Constant, Literal, Rule, Variable
+from xcore.logic.parser import parse_rules
+from xcore.mln.learning import fit_pll, ground_training_world
 
 
 # ---------------------------------------------------------------------- rules
@@ -82,8 +74,6 @@ def true_weights(data: ReviewData) -> tuple[dict[str, float], dict[str, float]]:
     prior, tiny L2) on the world where every review's label is known (oracle knowledge), with the
     word weights held at the values above.
     """
-    from xcore.logic.parser import parse_rules
-    from xcore.mln.learning import fit_pll, ground_training_world
 
     p = word_probabilities(data.params)
     f = float(data.params.get("tone_flip", DEFAULTS["tone_flip"]))
@@ -114,7 +104,7 @@ SAMPLE_README = """\
 
 **Generated data**, not real reviews: {summary}
 
-Made by `xcore.mln.reviews.generate_reviews({n_reviews}, seed={seed})` and written with
+Made by `xcore.data.generators.reviews.generate_reviews({n_reviews}, seed={seed})` and written with
 `xcore.mln.reviews.write_review_sample`; regenerate with
 
 ```
@@ -145,7 +135,6 @@ S. Dey and D. Venugopal, "Interpretable Explanations for Probabilistic Inference
 
 def write_review_sample(data: ReviewData, folder: str | Path) -> Path:
     """Write `data` as a PSL folder plus annotation.json, model.mln and README.md."""
-    from xcore.data.io import write_psl_folder
 
     path = Path(folder)
     ds = data.dataset
@@ -161,7 +150,8 @@ def write_review_sample(data: ReviewData, folder: str | Path) -> Path:
     words, links = true_weights(data)
     (path / "model.mln").write_text(review_rules(words, links), encoding="utf-8", newline="\n")
     call = f"generate_reviews({data.params['n_reviews']}, seed={data.params['seed']})"
-    command = (f'python -c "from xcore.mln.reviews import *; write_review_sample({call}, '
+    command = ('python -c "from xcore.data.generators.reviews import generate_reviews; '
+               f"from xcore.mln.reviews import write_review_sample; write_review_sample({call}, "
                f"'sample_data/reviews_demo')\"")
     (path / "README.md").write_text(SAMPLE_README.format(summary=ds.description, n_reviews=data.params["n_reviews"],
                                                          seed=data.params["seed"], command=command),

@@ -1,6 +1,6 @@
 """Friends-and-smokers MLN rules and random ground networks (tests, benchmarks, demos).
 
-The data generator moved to `xcore.data.generators.friends_smokers` (re-exported here).
+The data generator is `xcore.data.generators.friends_smokers`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from xcore.data.generators.friends_smokers import friends_smokers_dataset  # noqa: F401  (moved)
 from xcore.mln.network import GroundMLN
 
 FRIENDS_SMOKERS_RULES = """\

@@ -129,7 +129,7 @@ def _formula_clauses(run: Run, k: int) -> np.ndarray:
 def measure_words(run: Run, exp: Explanation, k: int, log_odds: bool) -> Measurement | None:
     """Change of the bag-of-words classifier's output (log-odds for SHAP, probability for LIME) when
     each top-`k` word is removed from (or, for an absent word, added to) the review."""
-    workflow = run.extras.get("workflow")
+    workflow = getattr(run.model, "explainer_run_", None)
     clf = getattr(workflow, "classifier", None)
     if clf is None:
         return None

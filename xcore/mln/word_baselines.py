@@ -207,7 +207,7 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float = 1
 
     scikit-learn's `Ridge` with `sample_weight` (exact Cholesky solve); R^2 is 1 when `y` is constant.
     """
-    from sklearn.linear_model import Ridge
+    from sklearn.linear_model import Ridge  # heavy: loaded only when LIME runs
 
     w = np.asarray(w, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

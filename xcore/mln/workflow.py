@@ -4,7 +4,7 @@
     model = MLNModel(rules).ground(dataset).infer("gibbs", n_samples=1000, seed=0)
     run = run_explainers(model, dataset, setting, ExplainSettings(C=0.2, S=0.5, T=10))
     run.explanations["I-Explain"]["positive(r0007)"]  # one Explanation per method and query
-    evaluation_table(run, annotation)                 # precision@5, Top-Exp-Acc, Peak-Acc per method
+    evaluation_table(run, annotation)                 # xcore.mln.run_evaluation: precision@5, Top-Exp-Acc, ...
 
 Methods: I-Explain (embedding coalitions + CEMC), M-Explain (importance on the full network),
 R-Explain (random coalitions of the same sizes), and, when the data has word evidence, LIME and
@@ -13,6 +13,7 @@ SHAP on a bag-of-words logistic regression (the paper's baselines).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,13 +23,16 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.generators.reviews import ReviewAnnotation, load_review_annotation
+from xcore.data.samples import list_samples
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
-from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, accuracy_curve, formula_kind, precision_table
-from xcore.mln.gibbs import GibbsResult
-from xcore.mln.iexplain import IExplainer, RExplainer
+from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, formula_kind
+from xcore.mln.gibbs import GibbsResult, gibbs
+from xcore.mln.iexplain import IExplainer
+from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
+from xcore.mln.rexplain import RExplainer
 from xcore.mln.synthetic import FRIENDS_SMOKERS_RULES
 from xcore.mln.word_baselines import BagOfWordsClassifier, lime_explain_all, shap_explain_all
 from xcore.runtime import Progress
@@ -158,10 +162,15 @@ def detect_setting(dataset: RelationalDataset, target: str | None = None) -> Tex
 
 
 def sample_folder(dataset: RelationalDataset) -> Path | None:
-    """The bundled sample folder a dataset was loaded from (by name), if any."""
-    from xcore.data.samples import list_samples
-
-    return next((s.path for s in list_samples() if s.name == dataset.name), None)
+    """The bundled sample folder a dataset was loaded from (by name), if any; a part of a sample
+    (``reviews_demo (train)``, as `xcore.data.splits` names them) is found by the sample's name."""
+    name = dataset.name
+    while True:
+        found = next((s.path for s in list_samples() if s.name == name), None)
+        base = re.sub(r" \([^()]*\)$", "", name)
+        if found is not None or base == name:
+            return found
+        name = base
 
 
 def find_annotation(dataset: RelationalDataset) -> ReviewAnnotation | None:
@@ -249,8 +258,6 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
     used `settings`' options (reused), else a fresh run of them on the full network (the model is
     left as it is); exact results are used as they are. Returns the set (meta: work) and the
     seconds of sampling reused from the model (to add to M-Explain's time)."""
-    from xcore.mln.gibbs import gibbs
-    from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
 
     res, mln = model.result_, model.mln_
     opts = settings.model_gibbs_options()
@@ -312,65 +319,6 @@ def normalised(exp: Explanation, absolute: bool = False) -> Explanation:
     return replace(exp, items=items, meta={**exp.meta, "normalised_by": top})
 
 
-# ---------------------------------------------------------------------- evaluating
-def evaluation_table(run: ExplainerRun, annotation: ReviewAnnotation, k: int = 5) -> pd.DataFrame:
-    """Per method: word and relational precision@k against the annotation, Top-Exp-Acc and Peak-Acc
-    (F1 from the explanation formulas alone; the whole top-k list, and the best prefix) and seconds."""
-    table = precision_table(run.explanations, annotation, k=k)
-    agree = agreeing_queries(run)
-    if agree is not None:  # a wrong prediction scores 0 precision: compare on the queries all predict alike
-        same = precision_table({m: [e for e in exps if e.target in agree] for m, exps in run.explanations.items()},
-                               annotation, k=k)
-        table["word_precision_agree"] = same["word_precision"].to_numpy()
-        table["relational_precision_agree"] = same["relational_precision"].to_numpy()
-        table["n_agree"] = len(agree)
-    accs = [accuracy_curve(run.explanations[m], annotation) for m in table["method"]]
-    table["top_exp_acc"] = [a.top_exp_acc for a in accs]
-    table["peak_acc"] = [a.peak_acc for a in accs]
-    table["seconds"] = [round(run.seconds.get(m, float("nan")), 2) for m in table["method"]]
-    return table
-
-
-def agreeing_queries(run: ExplainerRun) -> set[str] | None:
-    """Queries on which every Markov-logic method (M-, I-, R-Explain) run predicts the same class
-    (prediction >= 0.5); None when fewer than two of them ran."""
-    sets = [run.explanations[m] for m in ("M-Explain", "I-Explain", "R-Explain") if m in run.explanations]
-    if len(sets) < 2:
-        return None
-    labels = [{e.target: (e.prediction is not None and e.prediction >= 0.5) for e in s} for s in sets]
-    common = set(labels[0]).intersection(*labels[1:])
-    return {q for q in common if len({lab[q] for lab in labels}) == 1}
-
-
-def sweep_coalitions(model: MLNModel, dataset: RelationalDataset, setting: TextSetting,
-                     annotation: ReviewAnnotation, Cs: Sequence[float] = (0.1, 0.2, 0.3, 0.5),
-                     Ss: Sequence[float] = (0.25, 0.5, 0.75, 1.0), settings: ExplainSettings = ExplainSettings(),
-                     k: int = 5, progress: Progress | None = None) -> pd.DataFrame:
-    """I-Explain accuracy as C varies (S fixed at `settings.S`) and as S varies (C at `settings.C`)
-    (paper Fig. 2): one row per point with parameter, value, word/relational precision@k, Top-Exp-Acc."""
-    points = [("C", float(c)) for c in Cs] + [("S", float(s)) for s in Ss]
-    report = progress or (lambda f, m: None)
-    rows = []
-    for i, (param, value) in enumerate(points):
-        report(i / len(points), f"I-Explain with {param} = {value:g}")
-        one = replace(settings, methods=("I-Explain",), **{param: value})
-        run = run_explainers(model, dataset, setting, one)
-        row = evaluation_table(run, annotation, k).iloc[0]
-        rows.append({"parameter": param, "value": value, "word_precision": row["word_precision"],
-                     "relational_precision": row["relational_precision"], "top_exp_acc": row["top_exp_acc"],
-                     "seconds": row["seconds"]})
-    report(1.0, "done")
-    return pd.DataFrame(rows)
-
-
-def sweep_curves(frame: pd.DataFrame, parameter: str) -> pd.DataFrame:
-    """Long form of `sweep_coalitions` rows for one parameter ("C" or "S"): value, series, score
-    (series = word_precision, relational_precision, top_exp_acc), sorted by value."""
-    part = frame[frame["parameter"] == parameter].sort_values("value")
-    return part.melt(id_vars=["value"], value_vars=["word_precision", "relational_precision", "top_exp_acc"],
-                     var_name="series", value_name="score")
-
-
 def query_object(setting: TextSetting, atom: str) -> str:
     """The object of a query atom text: ``positive(r0007)`` -> ``r0007``."""
     prefix = setting.target + "("
@@ -382,15 +330,3 @@ def query_object(setting: TextSetting, atom: str) -> str:
 def available_methods(setting: TextSetting) -> list[str]:
     """The methods that apply to the data (LIME and SHAP need word evidence)."""
     return [m for m in METHODS if setting.has_words or m not in WORD_METHODS]
-
-
-def query_frame(run: ExplainerRun, annotation: ReviewAnnotation | None = None) -> pd.DataFrame:
-    """One row per query: atom, marginal (M-Explain's network), truth, annotated label, correct."""
-    frame = run.model.marginals()
-    frame = frame[frame["atom"].str.startswith(run.setting.target + "(")].reset_index(drop=True)
-    if annotation is not None:
-        obj = frame["atom"].str.slice(len(run.setting.target) + 1, -1)
-        frame["label"] = obj.map(annotation.labels).astype("Int64")
-        frame["correct"] = (frame["marginal"] >= 0.5).astype(int) == frame["label"]
-    return frame[[c for c in ("atom", "marginal", "se", "rhat", "truth", "label", "correct") if c in frame.columns]]
-

@@ -12,7 +12,6 @@ from xcore.data.schema import Predicate, Schema
 from xcore.errors import XcoreError
 from xcore.mln import MLNModel
 from xcore.mln.coalitions import (
-    build_index,
     cluster_objects,
     cut_coalition,
     n_clusters_for,
@@ -22,6 +21,7 @@ from xcore.mln.coalitions import (
     sub_network,
 )
 from xcore.mln.embeddings import cooccurrence_pairs, embed_objects
+from xcore.mln.network_index import build_index
 
 RULES = """\
 1.0 friends(x, y) ^ smokes(x) => smokes(y)

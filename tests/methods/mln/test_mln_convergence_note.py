@@ -1,5 +1,5 @@
 """A Markov-logic run under Gibbs says whether its chains mixed (split-chain R-hat), in its metrics
-and in the command's output (`extras["notes"]`)."""
+and in the command's output (`run.model.notes_`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_frozen_chains_are_reported_not_converged():
                                                     explainers=("mln:m-explain",))
     run = run_method("mln", ds, s, cache=None)
     assert run.metrics["converged"] == 0.0 and run.metrics["rhat_above_1.1"] >= 1
-    note = run.extras["notes"][0]
+    note = run.model.notes_[0]
     assert "NOT converged" in note and "not trustworthy" in note and "never moved" in note
 
 
@@ -36,7 +36,7 @@ def test_mixing_chains_are_reported_converged():
     s = REGISTRY["mln"].default_settings(ds).replace(inference="gibbs", explainers=("mln:m-explain",))
     run = run_method("mln", ds, s, cache=None)
     assert run.metrics["converged"] == 1.0 and run.metrics["max_rhat"] < 1.1
-    assert run.extras["notes"][0].startswith("Gibbs 4 chains x 1,000 samples (burn-in 200): converged")
+    assert run.model.notes_[0].startswith("Gibbs 4 chains x 1,000 samples (burn-in 200): converged")
     exact = MLNModel("\n".join(ds.rules)).ground(ds).infer("exact").marginals()
     got = dict(zip(run.predictions["target"], run.predictions["prediction"]))
     want = dict(zip(exact["atom"], exact["marginal"]))

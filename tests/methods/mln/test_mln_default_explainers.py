@@ -14,11 +14,11 @@ def test_defaults_leave_out_the_word_baselines_without_observed_labels():
     spec = REGISTRY["mln"]
     assert spec.applicable(ds) is None
     settings = spec.default_settings(ds)
-    assert "lime" not in settings.explainers and "shap" not in settings.explainers
+    assert "mln:lime" not in settings.explainers and "mln:shap" not in settings.explainers
     run = run_method("mln", ds, settings, cache=None)
     assert len(run.predictions) > 0
 
 
 def test_defaults_keep_them_where_both_classes_are_observed():
     settings = REGISTRY["mln"].default_settings(load_sample("reviews_demo"))
-    assert {"lime", "shap"} <= set(settings.explainers)
+    assert {"mln:lime", "mln:shap"} <= set(settings.explainers)

@@ -11,19 +11,13 @@ from scipy.stats import spearmanr
 
 from xcore.data.samples import load_sample
 from xcore.mln import exact, gibbs, importance
+from xcore.mln.coalition_tables import budgeted_options, coalition_atom_count
 from xcore.mln.evaluation import precision_table
-from xcore.mln.iexplain import IExplainer, budgeted_options, coalition_atom_count
+from xcore.mln.iexplain import IExplainer
 from xcore.mln.model import MLNModel
+from xcore.mln.run_evaluation import agreeing_queries, evaluation_table
 from xcore.mln.synthetic import random_ground_mln as random_mln
-from xcore.mln.workflow import (
-    ExplainSettings,
-    agreeing_queries,
-    detect_setting,
-    evaluation_table,
-    find_annotation,
-    run_explainers,
-    starting_rules,
-)
+from xcore.mln.workflow import ExplainSettings, detect_setting, find_annotation, run_explainers, starting_rules
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +137,7 @@ def test_precision_is_also_reported_on_queries_all_methods_predict_alike(reviews
 def test_default_aggregation_is_the_exact_footrule_optimum_and_never_worse_than_cemc(reviews):
     """The default (exact footrule) solves CEMC's own objective exactly: on the same coalition lists
     its weighted footrule distance is never larger than CEMC's, for every query."""
-    from xcore.mln.method import MLNSettings
+    from xcore.mln.settings import MLNSettings
 
     assert ExplainSettings().aggregation == "exact_footrule" and MLNSettings().aggregation == "exact_footrule"
     assert ExplainSettings().work == "equal" and MLNSettings().work == "equal"

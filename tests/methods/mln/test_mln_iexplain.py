@@ -16,8 +16,10 @@ from xcore.errors import XcoreError
 from xcore.explain.rank_aggregation import cemc
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln import MLNModel, importance
-from xcore.mln.coalitions import build_index
-from xcore.mln.iexplain import IExplainer, RExplainer, substitute_formulas
+from xcore.mln.coalition_tables import substitute_formulas
+from xcore.mln.iexplain import IExplainer
+from xcore.mln.network_index import build_index
+from xcore.mln.rexplain import RExplainer
 
 FS_RULES = """\
 1.5 smokes(x) => cancer(x)

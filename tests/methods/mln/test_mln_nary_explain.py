@@ -17,9 +17,10 @@ import pytest
 from xcore.data import load
 from xcore.errors import ConfigError
 from xcore.methods import REGISTRY, run_method
-from xcore.mln.iexplain import IExplainer, RExplainer
+from xcore.mln.iexplain import IExplainer
 from xcore.mln.model import MLNModel
 from xcore.mln.queries import matching_atoms, parse_query, split_atom_texts
+from xcore.mln.rexplain import RExplainer
 from xcore.mln.workflow import detect_setting
 
 ROOT = Path(__file__).resolve().parents[3]

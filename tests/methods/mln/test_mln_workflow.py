@@ -10,14 +10,13 @@ from xcore.data.generators.reviews import annotation_from_json
 from xcore.data.samples import load_sample
 from xcore.errors import DataError, XcoreError
 from xcore.mln.model import MLNModel
+from xcore.mln.run_evaluation import evaluation_table, query_frame
 from xcore.mln.workflow import (
     ExplainSettings,
     TextSetting,
     detect_setting,
-    evaluation_table,
     find_annotation,
     normalised,
-    query_frame,
     query_predicates,
     run_explainers,
     split_by_kind,
@@ -156,7 +155,8 @@ def test_exact_footrule_aggregation_is_never_worse_than_cemc(reviews):
 def test_small_helpers_of_the_page():
     import pandas as pd
 
-    from xcore.mln.workflow import available_methods, query_object, sweep_curves
+    from xcore.mln.run_evaluation import sweep_curves
+    from xcore.mln.workflow import available_methods, query_object
 
     words = TextSetting("positive", "review", "has_word", ("same_user",))
     assert available_methods(words) == ["I-Explain", "M-Explain", "R-Explain", "LIME", "SHAP"]

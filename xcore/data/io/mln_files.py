@@ -33,7 +33,9 @@ from xcore.data.io.files import FileSet, basename, suffix
 from xcore.data.io.limits import Limits
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import DataError, ParseError
-from xcore.logic.mln_syntax import EvidenceAtom, MLNProgram, parse_db, parse_mln
+from xcore.logic.mln_evidence import EvidenceAtom, parse_db
+from xcore.logic.mln_program import Declaration, MLNProgram
+from xcore.logic.mln_syntax import parse_mln
 
 MLN_SUFFIXES = (".mln", ".db", ".conf")
 MAX_QUERY_ATOMS = 2_000_000
@@ -140,6 +142,38 @@ def build_dataset(prog: MLNProgram, atoms: list[EvidenceAtom], name: str, querie
     for q in queries or ():
         if q not in decls:
             raise DataError(f"query predicate {q} is not declared in the program", file=evidence_file)
+    by_pred = _atoms_by_predicate(prog, atoms, evidence_file)
+    domains = _domains(prog, by_pred)
+    soft = [a for a in atoms if a.soft]
+    if len(soft) > MAX_SOFT_EVIDENCE:
+        raise DataError(f"{len(soft):,} soft evidence atoms, above the limit of {MAX_SOFT_EVIDENCE:,}",
+                        file=evidence_file, line=soft[MAX_SOFT_EVIDENCE].line)
+    preds, tables = [], {}
+    total = 0
+    for d in decls.values():
+        rows = by_pred.get(d.name, [])
+        obs, targets, n = _predicate_tables(d, rows, domains)
+        total += n
+        if total > MAX_QUERY_ATOMS:
+            raise DataError(f"the open predicates have {total:,} groundings over their domains, above the "
+                            f"limit of {MAX_QUERY_ATOMS:,}; mark evidence predicates closed with *",
+                            file=evidence_file)
+        preds.append(Predicate(d.name, len(d.types), d.types, closed=d.closed,
+                               description="query predicate" if queries and d.name in queries else ""))
+        tables[d.name] = {"obs": obs, "targets": targets}
+    rules = _program_text(prog) + _soft_evidence_rules(soft)
+    desc = "Markov logic program"
+    if queries:
+        desc += f"; query predicates: {', '.join(queries)}"
+    if notes:
+        desc += "; " + "; ".join(notes[:5])
+    return RelationalDataset(Schema.of(preds), tables, name=name, description=desc, rules=("\n".join(rules),))
+
+
+def _atoms_by_predicate(prog: MLNProgram, atoms: list[EvidenceAtom],
+                        evidence_file: str) -> dict[str, list[EvidenceAtom]]:
+    """The evidence atoms grouped by predicate; an undeclared predicate or a wrong arity names its line."""
+    decls = prog.declarations
     by_pred: dict[str, list[EvidenceAtom]] = {}
     for a in atoms:
         d = decls.get(a.predicate)
@@ -150,6 +184,12 @@ def build_dataset(prog: MLNProgram, atoms: list[EvidenceAtom], name: str, querie
             raise DataError(f"{a.predicate} takes {len(d.types)} argument(s), {len(a.args)} given",
                             file=evidence_file, line=a.line)
         by_pred.setdefault(a.predicate, []).append(a)
+    return by_pred
+
+
+def _domains(prog: MLNProgram, by_pred: dict[str, list[EvidenceAtom]]) -> dict[str, set[str]]:
+    """Each type's constants: the program's own and every one the evidence names (empty when none)."""
+    decls = prog.declarations
     domains = {t: set(v) for t, v in prog.type_constants().items()}
     for p, rows in by_pred.items():
         for k, typ in enumerate(decls[p].types):
@@ -157,55 +197,46 @@ def build_dataset(prog: MLNProgram, atoms: list[EvidenceAtom], name: str, querie
     for d in decls.values():
         for typ in d.types:
             domains.setdefault(typ, set())
-    soft = [a for a in atoms if a.soft]
-    if len(soft) > MAX_SOFT_EVIDENCE:
-        raise DataError(f"{len(soft):,} soft evidence atoms, above the limit of {MAX_SOFT_EVIDENCE:,}",
-                        file=evidence_file, line=soft[MAX_SOFT_EVIDENCE].line)
-    preds, tables = [], {}
-    total = 0
-    for d in decls.values():
-        cols = [f"a{k}" for k in range(len(d.types))]
-        rows = by_pred.get(d.name, [])
-        obs = pd.DataFrame([(*r.args, r.value) for r in rows if not r.soft], columns=[*cols, "value"])
-        obs = obs.drop_duplicates(subset=cols, keep="last")
-        if d.closed:
-            targets = pd.DataFrame(columns=[*cols, "value"])
-        else:
-            sizes = [len(domains[t]) for t in d.types]
-            n = math.prod(sizes)
-            total += n
-            if total > MAX_QUERY_ATOMS:
-                raise DataError(f"the open predicates have {total:,} groundings over their domains, above the "
-                                f"limit of {MAX_QUERY_ATOMS:,}; mark evidence predicates closed with *",
-                                file=evidence_file)
-            if cols:
-                grid = pd.MultiIndex.from_product([sorted(domains[t]) for t in d.types], names=cols).to_frame(index=False)
-            else:
-                grid = pd.DataFrame(index=[0])
-            if len(obs):
-                merged = grid.merge(obs[cols], on=cols, how="left", indicator=True)
-                grid = merged[merged["_merge"] == "left_only"].drop(columns="_merge")
-            targets = grid.reset_index(drop=True)
-            targets["value"] = np.nan
-            softs = {r.args: r.value for r in rows if r.soft}
-            if softs and len(targets):
-                key = targets[cols].astype(str).agg("\x1f".join, axis=1) if cols else pd.Series([""])
-                lookup = {"\x1f".join(k): v for k, v in softs.items()}
-                targets["value"] = key.map(lookup).astype(float).to_numpy()
-        preds.append(Predicate(d.name, len(d.types), d.types, closed=d.closed,
-                               description="query predicate" if queries and d.name in queries else ""))
-        tables[d.name] = {"obs": obs, "targets": targets}
-    rules = _program_text(prog)
+    return domains
+
+
+def _predicate_tables(d: Declaration, rows: list[EvidenceAtom],
+                      domains: dict[str, set[str]]) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """(observations, query targets, groundings counted) of one declared predicate: an open predicate's
+    targets are its groundings without evidence, soft evidence as their prior value."""
+    cols = [f"a{k}" for k in range(len(d.types))]
+    obs = pd.DataFrame([(*r.args, r.value) for r in rows if not r.soft], columns=[*cols, "value"])
+    obs = obs.drop_duplicates(subset=cols, keep="last")
+    if d.closed:
+        return obs, pd.DataFrame(columns=[*cols, "value"]), 0
+    n = math.prod(len(domains[t]) for t in d.types)
+    if n > MAX_QUERY_ATOMS:
+        return obs, pd.DataFrame(columns=[*cols, "value"]), n  # the caller raises on the total
+    if cols:
+        grid = pd.MultiIndex.from_product([sorted(domains[t]) for t in d.types], names=cols).to_frame(index=False)
+    else:
+        grid = pd.DataFrame(index=[0])
+    if len(obs):
+        merged = grid.merge(obs[cols], on=cols, how="left", indicator=True)
+        grid = merged[merged["_merge"] == "left_only"].drop(columns="_merge")
+    targets = grid.reset_index(drop=True)
+    targets["value"] = np.nan
+    softs = {r.args: r.value for r in rows if r.soft}
+    if softs and len(targets):
+        key = targets[cols].astype(str).agg("\x1f".join, axis=1) if cols else pd.Series([""])
+        lookup = {"\x1f".join(k): v for k, v in softs.items()}
+        targets["value"] = key.map(lookup).astype(float).to_numpy()
+    return obs, targets, n
+
+
+def _soft_evidence_rules(soft: list[EvidenceAtom]) -> list[str]:
+    """Soft evidence atoms as unit clauses weighted by their log-odds."""
+    out = []
     for a in soft:
         p = min(max(a.value, 1e-9), 1 - 1e-9)
         args = ", ".join(json.dumps(x) for x in a.args)
-        rules.append(f"{math.log(p / (1 - p))!r} {a.predicate}({args})")
-    desc = "Markov logic program"
-    if queries:
-        desc += f"; query predicates: {', '.join(queries)}"
-    if notes:
-        desc += "; " + "; ".join(notes[:5])
-    return RelationalDataset(Schema.of(preds), tables, name=name, description=desc, rules=("\n".join(rules),))
+        out.append(f"{math.log(p / (1 - p))!r} {a.predicate}({args})")
+    return out
 
 
 def _program_text(prog: MLNProgram) -> list[str]:
