@@ -37,7 +37,7 @@ def _bus_rule_scenes(n_scenes: int = 60, seed: int = 0):
 
 @pytest.mark.slow
 def test_mnlil_recovers_the_users_rule_with_fidelity_one():
-    from xcore.nlil.method import NLILSettings
+    from xcore.nlil.settings import NLILSettings
 
     ds, rule, targets, says = _bus_rule_scenes()
     truth = pd.concat([ds.tables["street"]["obs"], ds.tables["street"]["truth"]])
@@ -46,7 +46,7 @@ def test_mnlil_recovers_the_users_rule_with_fidelity_one():
     swapped = with_predictions(ds, read_predictions(("preds.csv", _csv(targets, says)), ds))
     run = run_method("nlil", swapped, NLILSettings(heads=("street",), clusters=1, depth=1, epochs=60, rounds=2),
                      cache=None)
-    rules = run.extras["rules"]
+    rules = run.model.rules_
     assert rules.loc[rules["cluster"] == "union", "rule"].item() == rule.text
     assert run.metrics["fidelity"] == 1.0 and run.metrics["fidelity_low"] == 0.0
     held_out = set(ds.tables["street"]["targets"]["a0"].astype(str))

@@ -135,7 +135,7 @@ def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.D
             out["your_model_truth_accuracy"] = float(np.mean(
                 (theirs["prediction"].to_numpy(dtype=float)[known] >= 0.5) == (truth.to_numpy(dtype=float)[known] >= 0.5)))
     out["fidelity_low"] = float(is_low(out))
-    held_in = run.extras.get("in_sample") if isinstance(run.extras, dict) else None
+    held_in = getattr(run.model, "in_sample_", None)
     if isinstance(held_in, dict) and any(held_in.values()):
         out["fidelity_in_sample"] = 1.0
     _restore_truth(run, frame, user, on)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from xcore.drm.features import Evaluator, distinct_columns, draw_features
-from xcore.drm.method import default_settings
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem
+from xcore.drm.runs import default_settings
 from xcore.drm.trains import generate_trains
 
 
@@ -35,12 +35,11 @@ def test_network_and_linear_model_see_each_extension_once():
     inputs = est.X_[:, est.inputs_]
     assert len({tuple(c) for c in inputs.T}) == inputs.shape[1] == len({tuple(c) for c in est.X_.T})
     assert inputs.shape[1] < est.X_.shape[1]  # random trains give repeated extensions
-    first = est.nets_[0].model[0]
+    first = est.net_.model[0]
     assert first.in_features == inputs.shape[1]
-    assert est.metrics()["network_inputs"] == inputs.shape[1]
     every = s.replace(distinct_inputs=False).estimator().fit(ds)
     assert every.inputs_.tolist() == list(range(every.X_.shape[1]))
-    assert every.nets_[0].model[0].in_features == every.X_.shape[1]
+    assert every.net_.model[0].in_features == every.X_.shape[1]
 
 
 @pytest.mark.slow
