@@ -43,6 +43,9 @@ class NLILEstimator(Estimator):
         Head -> the facts its rules are learned from and executed on (the head itself left out).
     train_ : dict of str to Queries
         Head -> the labelled queries it learned from (random negatives added where needed).
+    targets_ : dict of str to tuple of (Queries, numpy.ndarray)
+        Head -> the target atoms of the fitted data and their truth (NaN where unknown): what
+        `predict()` without data predicts.
     gcn_ : dict of str to tuple
         Head -> (GCN, graph tensors, P(true) of every node) in GCN mode; empty otherwise.
     heads_dropped_ : list of str
@@ -93,11 +96,13 @@ class NLILEstimator(Estimator):
         self.labels_: dict[str, LabelRules] = {}
         self.kbs_: dict[str, KB] = {}
         self.train_: dict[str, Queries] = {}
+        self.targets_: dict[str, tuple[Queries, np.ndarray]] = {}
         self.gcn_: dict[str, tuple[GCN, GraphTensors, np.ndarray]] = {}
         for i, h in enumerate(heads):
             kb = kb_from_dataset(data, exclude=(h,))
             q = self._queries(data, kb, h)
             self.kbs_[h], self.train_[h] = kb, q
+            self.targets_[h] = self.targets_of(h, data)
             learn_from = self._fit_gcn(h, kb, q) if self.settings.mode == "gcn" else q
             self.labels_[h] = fit_label(kb, kb.operators(), learn_from, self.settings.config(),
                                         scaled(progress, i / len(heads), (i + 1) / len(heads)))
@@ -128,11 +133,10 @@ class NLILEstimator(Estimator):
     # ------------------------------------------------------------------ predictions
     def targets_of(self, h: str, ds: RelationalDataset | None) -> tuple[Queries, np.ndarray]:
         """The target atoms of head `h` in `ds` as queries, with truth labels where known (NaN otherwise);
-        None: the training queries with their labels."""
+        None: those of the data the model was fitted on."""
         kb = self.kbs_[h]
         if ds is None:
-            q = self.train_[h]
-            return q, q.label.astype(float)
+            return self.targets_[h]
         t = ds.tables[h]["targets"]
         q = Queries(h, ds.schema[h].arity, kb.index_of(t["a0"].astype(str).to_numpy()),
                     kb.index_of(t["a1"].astype(str).to_numpy()) if ds.schema[h].arity == 2 else None,
@@ -152,7 +156,7 @@ class NLILEstimator(Estimator):
         return Queries(head, len(args), x, y, np.zeros(1, np.float32))
 
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
-        """Every target atom of every head in `data` (None: the training queries): the soft-OR probability
+        """Every target atom of every head in `data` (None: the fitted data's): the soft-OR probability
         of the cluster networks, the label's truth, whether the union rule fires (by DuckDB) and the first
         cluster rule that fires."""
         self.check_fitted()
@@ -190,8 +194,8 @@ class NLILEstimator(Estimator):
 
     def rule_frame(self, data: RelationalDataset | None = None) -> pd.DataFrame:
         """Every cluster rule and each label's union: precision/recall/support on the training queries and
-        (test_*) on the labelled targets of `data` (the training queries again, in sample, where `data` is None
-        or has no labelled target of the head)."""
+        (test_*) on the labelled targets of `data` (None: of the fitted data; the training queries again, in
+        sample, where there is no labelled target of the head)."""
         self.check_fitted()
         rows = []
         for h, lr in self.labels_.items():
