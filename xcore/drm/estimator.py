@@ -28,6 +28,16 @@ Rows = tuple[list[str], np.ndarray, np.ndarray]
 """(target texts, 0/1 feature rows, truth (NaN where unknown)) of a dataset's examples."""
 
 
+def input_candidates(X: np.ndarray, distinct: bool) -> tuple[np.ndarray, ...]:
+    """The column sets the inner validation chooses the network's inputs from: every feature, and with
+    `distinct` (when some extensions repeat) one column per distinct extension."""
+    every = np.arange(X.shape[1], dtype=np.int64)
+    if not distinct:
+        return (every,)
+    once = distinct_columns(X)
+    return (every, once) if len(once) < len(every) else (every,)
+
+
 class DRMEstimator(Estimator):
     """Draws features from the labelled examples of `data`, then trains one network on all of them.
 
@@ -49,8 +59,9 @@ class DRMEstimator(Estimator):
     X_ : numpy.ndarray
         Training examples x features, 0/1.
     inputs_ : numpy.ndarray
-        Feature columns the network and the linear model take (every feature, or with
-        `distinct_inputs` the first feature of each distinct extension over the training examples).
+        Feature columns the network and the linear model take: every feature, or (with `distinct_inputs`,
+        where the inner validation prefers it) the first feature of each distinct extension over the
+        training examples.
     net_ : TrainedNet
         The network retrained on every training example, with the validation choices.
     linear_ : LinearBaseline
@@ -86,10 +97,11 @@ class DRMEstimator(Estimator):
                                        progress=scaled(progress, 0.0, 0.4))
         t1 = time.perf_counter()
         y = problem.labels
-        inputs = distinct_columns(X) if s.distinct_inputs else np.arange(X.shape[1], dtype=np.int64)
+        net = train_network(X.astype(np.float32), y, s.hidden, s.learning_rates, s.dropout, s.max_epochs, s.seed,
+                            s.weight_decays, s.inner_folds, progress=scaled(progress, 0.4, 0.95),
+                            column_sets=input_candidates(X, s.distinct_inputs))
+        inputs = net.columns if net.columns is not None else np.arange(X.shape[1], dtype=np.int64)
         Xin = X[:, inputs].astype(np.float32)
-        net = train_network(Xin, y, s.hidden, s.learning_rates, s.dropout, s.max_epochs, s.seed, s.weight_decays,
-                            s.inner_folds, progress=scaled(progress, 0.4, 0.95))
         self.linear_: LinearBaseline = fit_linear(Xin, y)
         self.problem_: Problem = problem
         self.features_: list[Feature] = feats

@@ -36,9 +36,10 @@ class DRMSettings(Settings):
     weight_decays: tuple[float, ...] = Field((0.001, 0.01, 0.03), title="Weight decays",
                                              description="L2 penalties tried on the inner validation splits")
     dropout: float = Field(0.2, ge=0.0, lt=1.0, title="Dropout")
-    distinct_inputs: bool = Field(False, title="One network input per distinct feature extension", description=(
-        "network and linear model take one column per distinct feature extension (Mutagenesis 188: 0.867 -> "
-        "0.904); off: every feature, repeats included (better on small planted trains)"))
+    distinct_inputs: bool = Field(True, title="Let validation try one input per distinct feature extension",
+                                  description=(
+        "the inner validation chooses the network's inputs between every feature and one column per distinct "
+        "feature extension (the linear model takes the same); off: every feature, repeats included"))
     max_epochs: int = Field(100, ge=1, le=5000, title="Max epochs",
                             description="epochs of each validation run (retraining: at most 2x)")
     inner_folds: int = Field(3, ge=2, le=10, title="Inner validation splits",

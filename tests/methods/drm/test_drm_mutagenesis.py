@@ -42,6 +42,7 @@ def test_features_on_mutagenesis_match_a_direct_check():
             assert set(problem.examples[X[:, f.index] == 1]) == have
 
 
+@pytest.mark.slow
 def test_run_holds_out_the_first_shipped_fold():
     ds = load_mutagenesis()
     s = default_settings(ds).replace(max_draws=100, hidden=((8,),), learning_rates=(0.01,), max_epochs=5,
