@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from xcore.drm.features import Evaluator, draw_features
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem
