@@ -12,17 +12,13 @@ from ui.forms import FormLayout
 from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
 from xcore.data import RelationalDataset
-from xcore.drm.method import (
-    DRMSettings,
-    FidelityExplainer,
-    feature_table,
-    fold_count,
-    neighbourhood_rows,
-    network_tables,
-)
+from xcore.drm.explainers import FidelityExplainer
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
+from xcore.drm.runs import fold_count
+from xcore.drm.settings import DRMSettings
+from xcore.drm.tables import feature_table, neighbourhood_rows, network_tables
 from xcore.drm.trains import generate_trains
 from xcore.methods import REGISTRY, Run
 from xcore.viz.drm_figures import fold_loss_figure, neighbourhood_figure, neighbourhood_frame
@@ -77,7 +73,7 @@ def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
                      width="stretch")
 
 
-def show_target(run: Run, target: str) -> None:
+def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
     """The selected prediction: neighbourhood, maximal-fidelity clauses under editable relevance, structure."""
     model = run.model
     text = st.text_area("Relevance levels (least relevant first; edit to see the choice change)",
@@ -85,14 +81,14 @@ def show_target(run: Run, target: str) -> None:
     relevance = guarded(parse_relevance, text)
     if relevance is None:
         return
-    loc = derived(run, "local", (target, text), lambda: model.local(target, relevance=relevance),
+    loc = derived(run, "local", (target, text), lambda: model.local(target, ds, relevance=relevance),
                   "Explaining the prediction")
     if loc is None:
         return
     nb = loc.neighbourhood
     st.caption(f"Neighbourhood: {len(nb.members)} training instances within Hamming distance {loc.radius}. "
                f"E+ = {int(nb.positive.sum()) + 1} (the instance included), E- = {int((~nb.positive).sum())}; "
-               f"{int(model.X_[loc.index].sum())} active features of {len(model.features_)}.")
+               f"{int(loc.instance.sum()) if loc.instance is not None else 0} active features of {len(model.features_)}.")
     if not loc.fidelity_defined:
         st.warning(f"Fidelity undefined: no training instance lies within Hamming distance {loc.radius} of this "
                    "one, so every clause would agree with the network on the instance alone. Raise the number "
@@ -162,9 +158,10 @@ def other_data() -> None:
 
 def run_caption(ctx: PageContext) -> None:
     run = ctx.run
-    st.caption(f"{len(run.model.features_):,} features, {int(run.metrics['folds'])}-fold cross-validation "
-               f"(accuracy of out-of-fold predictions; linear accuracy: L2 logistic regression on the same "
-               f"features and folds); fidelity, neighbourhood size and relevance over the first "
+    st.caption(f"{len(run.model.features_):,} features drawn from {int(run.metrics['examples'])} training "
+               f"examples; accuracy on the {int(run.metrics['test_examples'])} held-out examples (fold 1 of "
+               f"{int(run.metrics['folds'])}; linear accuracy: L2 logistic regression on the same features and "
+               f"split); fidelity, neighbourhood size and relevance over the first "
                f"{len(run.explanations['drm:fidelity'])} explained predictions (neighbourhoods widened from "
                f"Hamming {run.settings.hamming} until {run.settings.min_neighbours} training instances).")
 
@@ -182,7 +179,7 @@ method_page(
           "random first-order features from a mode language, a neural network on them, and local logical "
           "explanations chosen by fidelity, then relevance.",
     form=settings_form, run_label="Draw features and train", button_key="drm_train",
-    explain=lambda ctx, target: show_target(ctx.run, target),
+    explain=lambda ctx, target: show_target(ctx.run, target, ctx.dataset),
     metrics=["accuracy", "linear_accuracy", "mean_fidelity", "mean_neighbours", "fidelity_undefined",
              "relevance_changes_choice"],
     data_tools=other_data, data_caption=lambda ds: f"Data: **{ds.name}**", before_run=show_language,

@@ -16,8 +16,10 @@ from ui.method_page import Tab, method_page
 from xcore.data import RelationalDataset
 from xcore.data.generators.scenes import make_scenes, planted_rules
 from xcore.methods import REGISTRY, Run
-from xcore.nlil.method import RULES, NLILSettings, RuleExplainer, candidate_heads, is_knowledge_graph, planned_heads
+from xcore.nlil.explainers import RULES, RuleExplainer
+from xcore.nlil.heads import candidate_heads, is_knowledge_graph, planned_heads
 from xcore.nlil.rules import groundings
+from xcore.nlil.settings import NLILSettings
 from xcore.nlil.viz import pattern_figure
 from xcore.viz.common import natural_sorted
 from xcore.viz.nlil_figures import loss_curves_figure
@@ -92,26 +94,26 @@ def settings_form(ds: RelationalDataset) -> NLILSettings | None:
 def show_link_prediction(run: Run) -> None:
     """Filtered MRR and Hits@k per relation (both directions), the learned rules with confidence, the loss."""
     st.caption(f"{int(run.metrics.get('queries', 0))} queries: every held-out triple as a tail and as a head query; "
-               f"{run.extras['ties']}.")
-    st.dataframe(run.extras["link_prediction"].round(3), hide_index=True, width="stretch", key="nlil_lp_table")
+               f"{run.model.ties_}.")
+    st.dataframe(run.model.link_prediction_.round(3), hide_index=True, width="stretch", key="nlil_lp_table")
     st.markdown("**Rules per relation** (argmax of each rule's attentions, with the product of those attentions)")
-    st.dataframe(run.extras["path_rules"].round(4), hide_index=True, width="stretch", key="nlil_lp_rules")
-    st.plotly_chart(loss_curves_figure({"loss": run.extras["loss_curve"]}, "-log share of the true object",
+    st.dataframe(run.model.path_rules_.round(4), hide_index=True, width="stretch", key="nlil_lp_rules")
+    st.plotly_chart(loss_curves_figure({"loss": run.model.loss_curve_}, "-log share of the true object",
                                        mode="lines+markers"), width="stretch", key="nlil_lp_loss")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, fit {run.timings.get('fit', 0):.1f} s.")
 
 
 def show_rules(run: Run) -> None:
     """Rules per label and cluster, collapse reports, the chosen rule's pattern and covered examples."""
-    rules: pd.DataFrame = run.extras["rules"]
-    if run.extras.get("heads_dropped"):
-        st.warning("Not trained (more candidate labels than max_heads): " + ", ".join(run.extras["heads_dropped"]))
-    for h, notes in run.extras["collapse"].items():
+    rules: pd.DataFrame = run.model.rules_
+    if run.model.heads_dropped_:
+        st.warning("Not trained (more candidate labels than max_heads): " + ", ".join(run.model.heads_dropped_))
+    for h, notes in run.model.collapse_.items():
         for note in notes:
             st.warning(f"{h}: {note}")
-    for h, note in run.extras.get("split", {}).items():
+    for h, note in run.model.split_.items():
         st.caption(f"{h}: test_* columns on a held-out split — {note}.")
-    for h, flag in run.extras["in_sample"].items():
+    for h, flag in run.model.in_sample_.items():
         if flag:
             st.caption(f"{h} has no held-out targets with known truth: its test_* columns are measured on the "
                        "training examples (in-sample), not on held-out data.")
@@ -166,7 +168,7 @@ def show_target(run: Run, target: str) -> None:
 
 def show_gcn(run: Run) -> None:
     """The GCN explained: rules' agreement with it, and rules against GNNExplainer on the same nodes."""
-    cmp = run.extras.get("gcn_comparison")
+    cmp = run.model.gcn_comparison_
     if cmp is None:
         st.info("Switch on GCN mode above and train to explain a GCN with rules and compare with GNNExplainer.")
         return
@@ -189,17 +191,17 @@ def show_gcn(run: Run) -> None:
 
 def show_training(run: Run) -> None:
     """Loss per epoch of every cluster network, and Algorithm 1's rounds."""
-    curves = {f"{h} · cluster {c}": curve for h, per in run.extras["loss_curves"].items()
+    curves = {f"{h} · cluster {c}": curve for h, per in run.model.loss_curves_.items()
               for c, curve in enumerate(per)}
     st.plotly_chart(loss_curves_figure(curves, "binary cross-entropy", x_title="epoch (all rounds)"),
                     width="stretch", key="nlil_loss")
-    rows = [{"head": h, **r} for h, hist in run.extras["history"].items() for r in hist]
+    rows = [{"head": h, **r} for h, hist in run.model.history_.items() for r in hist]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="nlil_history")
     st.caption(f"Training {run.timings.get('train', 0):.1f} s, whole fit {run.timings.get('fit', 0):.1f} s.")
 
 
 def link_prediction(run: Run) -> bool:
-    return run.extras.get("eval") == "link-prediction"
+    return hasattr(run.model, "link_prediction_")
 
 
 def tabs_of(run: Run) -> list[Tab]:

@@ -31,12 +31,13 @@ from xcore.data.samples import load_sample, sample_data_dir  # noqa: E402
 from xcore.drm.carcinogenesis import load_carcinogenesis  # noqa: E402
 from xcore.drm.clauses import Clause, Lit, equivalent, subsumes  # noqa: E402
 from xcore.drm.features import Evaluator, draw_features  # noqa: E402
-from xcore.drm.method import default_settings, run  # noqa: E402
 from xcore.drm.mutagenesis import load_mutagenesis  # noqa: E402
 from xcore.drm.problem import build_problem  # noqa: E402
+from xcore.drm.runs import default_settings, fold_parts  # noqa: E402
 from xcore.drm.saturation import bottom_clause  # noqa: E402
 from xcore.drm.trains import CLASSIC, generate_trains  # noqa: E402
 from xcore.logic.terms import Struct, Var, conjuncts, read_term  # noqa: E402
+from xcore.methods.evaluate import fit_predict  # noqa: E402
 
 TRANSCRIPT = Path("/work/shared/data/aleph_reference_transcripts/trains_typescript.txt")
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -83,6 +84,24 @@ RULES = {
 }
 
 
+def cross_validate(ds, s) -> list[tuple]:
+    """The paper's k-fold protocol through the shared code: per fold of `fold_parts`, a DRM fitted on the
+    other folds (`xcore.methods.evaluate.fit_predict`), the held-out data and its predictions."""
+    out = []
+    for test_units in fold_parts(s.estimator(), ds):
+        est, preds = fit_predict(s.estimator(), ds, test_units)
+        out.append((est, est.holdout(ds, test_units)[1], preds))
+    return out
+
+
+def _accuracies(folds: list[tuple]) -> tuple[float, float, list[float]]:
+    """(out-of-fold accuracy of the networks, of the linear baselines, accuracy per fold)."""
+    preds = [p for _, _, p in folds]
+    every = np.concatenate([p["prediction"].to_numpy() == p["truth"].to_numpy() for p in preds])
+    linear = np.concatenate([(p["linear_probability"].to_numpy() >= 0.5) == p["truth"].to_numpy() for p in preds])
+    return float(every.mean()), float(linear.mean()), [float(np.mean(p["prediction"] == p["truth"])) for p in preds]
+
+
 def planted(lines: list[str], seeds: int) -> None:
     """80 random trains per planted rule and seed, default settings (10 folds): accuracy beside L2 logistic
     regression on the same features and folds, and how often the chosen clause recovers the rule."""
@@ -91,36 +110,41 @@ def planted(lines: list[str], seeds: int) -> None:
         for seed in range(seeds):
             ds = generate_trains(80, seed=seed, rule=rule)
             s = default_settings(ds).replace(explain_rows=80, seed=seed)
-            r = run(ds, s)
-            m = r.model
-            truth = m.problem_.labels.astype(bool)
-            expressible = any((m.X_[:, j].astype(bool) == truth).all() for j in range(m.X_.shape[1]))
+            t0 = time.perf_counter()
+            folds = cross_validate(ds, s)
+            acc, linear, _ = _accuracies(folds)
             good = total = 0
-            for e in r.explanations["drm:fidelity"]:
-                if not expressible or e.prediction != 1 or not truth[m.index_of(e.target)]:
-                    continue
-                total += 1
-                if e.items:
-                    cols = [int(n[1:]) - 1 for n in e.items[0].atoms]
-                    cov = np.all(m.X_[:, cols] == 1, axis=1)
-                    good += (cov & truth).sum() / max((cov | truth).sum(), 1) >= 0.8
-            rows.append((name, seed, r.metrics["accuracy"], r.metrics["linear_accuracy"], len(m.features_),
-                         expressible, good, total, r.metrics["mean_neighbours"], r.metrics.get("mean_fidelity", np.nan),
-                         r.timings["total"]))
-            print(f"planted {name} seed {seed}: accuracy {r.metrics['accuracy']:.3f} linear "
-                  f"{r.metrics['linear_accuracy']:.3f}, recovered {good}/{total}", flush=True)
-    lines += ["80 random trains per rule (`xcore.drm.trains.generate_trains`), default settings: 10 folds, "
-              "neighbourhoods widened to 30 training instances. Recovered: explanations of trains that are "
-              "predicted and truly eastbound whose chosen clause covers the rule's trains with Jaccard >= 0.8, "
-              "where the rule is expressible (one drawn feature covers exactly its trains).", "",
-              "| planted rule | seed | DRM accuracy | L2 logistic regression (same features, folds) | features | "
-              "rule expressible | recovered | neighbours | mean fidelity | run s |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+            expressible = True
+            for m, test, preds in folds:
+                truth = m.problem_.labels.astype(bool)  # the planted rule on the fold's training trains
+                expressible &= any((m.X_[:, j].astype(bool) == truth).all() for j in range(m.X_.shape[1]))
+                rows_of = m.rows(test)
+                for target, p, t in zip(preds["target"], preds["prediction"], preds["truth"]):
+                    if p != 1 or t != 1:
+                        continue
+                    loc = m.local(target, test, rows=rows_of)
+                    total += 1
+                    if loc.chosen >= 0:
+                        cov = np.all(m.X_[:, list(loc.clauses[loc.chosen].features)] == 1, axis=1)
+                        good += (cov & truth).sum() / max((cov | truth).sum(), 1) >= 0.8
+            rows.append((name, seed, acc, linear, int(np.mean([len(m.features_) for m, _, _ in folds])),
+                         expressible, good, total, time.perf_counter() - t0))
+            print(f"planted {name} seed {seed}: accuracy {acc:.3f} linear {linear:.3f}, recovered {good}/{total}",
+                  flush=True)
+    lines += ["80 random trains per rule (`xcore.drm.trains.generate_trains`), default settings: 10 folds "
+              "(one DRM per fold, fitted on the other nine through `xcore.methods.evaluate.fit_predict`), "
+              "neighbourhoods widened to 30 training instances. Recovered: explanations of held-out trains that "
+              "are predicted and truly eastbound whose chosen clause covers the fold's training trains of the rule "
+              "with Jaccard >= 0.8; expressible: in every fold one drawn feature covers exactly the rule's "
+              "training trains.", "",
+              "| planted rule | seed | DRM accuracy | L2 logistic regression (same features, folds) | features "
+              "(mean per fold) | rule expressible | recovered | run s |",
+              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {n} | {sd} | {a:.3f} | {la:.3f} | {nf} | {'yes' if ex else 'no'} | {g}/{t} = {g / max(t, 1):.2f} | "
-              f"{nb:.1f} | {fi:.3f} | {ts:.0f} |" for n, sd, a, la, nf, ex, g, t, nb, fi, ts in rows]
+              f"{ts:.0f} |" for n, sd, a, la, nf, ex, g, t, ts in rows]
     g, t = sum(r[6] for r in rows), sum(r[7] for r in rows)
     lines += [f"| all | | {np.mean([r[2] for r in rows]):.3f} | {np.mean([r[3] for r in rows]):.3f} | | | "
-              f"{g}/{t} = {g / max(t, 1):.2f} | | | |", "",
+              f"{g}/{t} = {g / max(t, 1):.2f} | |", "",
               "Before issue 31 (same generator, 80 trains, 4 rules x 3 seeds, as reported in the issue): DRM "
               "0.867 / 0.875 / 0.867 / 0.796 against logistic regression 0.967 / 0.958 / 0.917 / 0.871; "
               "recovered 0% (empty neighbourhoods, fidelity 1.000 everywhere); the two any-count rules not "
@@ -153,7 +177,62 @@ def carcinogenesis(lines: list[str], draws: int) -> None:
 EXPLAIN_LIMIT = 0  # > 0: explain a seeded sample of this many instances per data set (--explain-limit)
 
 
-def chemistry(lines: list[str], ds, s, exclude: tuple[str, ...], folds: str) -> None:
+def _hamming(lines: list[str], folds: list[tuple]) -> dict[str, list[float]]:
+    """Hamming distances between the training compounds of fold 1 (lines), and the mean number of training
+    compounds within 5 / 10 of each held-out compound over every fold (as Fig. 13a counts them)."""
+    out = {}
+    for name in ("all features", "distinct columns"):
+        m = folds[0][0]
+        X = m.X_ if name == "all features" else m.X_[:, m.inputs_]
+        d = np.count_nonzero(X[:, None, :] != X[None, :, :], axis=2)
+        off = d[~np.eye(len(d), dtype=bool)]
+        counts = []
+        for m, test, _ in folds:
+            cols = np.arange(m.X_.shape[1]) if name == "all features" else m.inputs_
+            held = m.rows(test)[1][:, cols]
+            dist = np.count_nonzero(held[:, None, :] != m.X_[None, :, cols], axis=2)
+            counts.append(np.stack([(dist <= k).sum(axis=1) for k in (5, 10)], axis=1))
+        out[name] = np.concatenate(counts).mean(axis=0).tolist()
+        lines.append(f"Hamming distances between the training compounds of fold 1 over {name} ({X.shape[1]}): "
+                     f"median {np.median(off):.0f}, 5th percentile {np.percentile(off, 5):.0f}, share of pairs "
+                     f"within 5 / 10: {np.mean(off <= 5):.3f} / {np.mean(off <= 10):.3f}.")
+    lines.append("")
+    return out
+
+
+def _explanations(folds: list[tuple]) -> tuple[dict, int, int]:
+    """Explanation figures at H5, H10, widened to 10 and by default, over the held-out compounds of every
+    fold (a seeded sample of EXPLAIN_LIMIT of them when set); (figures, explained, held-out compounds)."""
+    held = [(f, t) for f, (_, _, p) in enumerate(folds) for t in p["target"]]
+    n = len(held)
+    pick = (np.sort(np.random.default_rng(0).choice(n, EXPLAIN_LIMIT, replace=False))
+            if 0 < EXPLAIN_LIMIT < n else np.arange(n))
+    rows = {f: m.rows(test) for f, (m, test, _) in enumerate(folds)}
+    out = {}
+    for k in (5, 10, "N10", "N"):
+        fids, changes, nbs, lens, structured, times, empty = [], [], [], [], [], [], []
+        for i in pick:
+            f, target = held[i]
+            m, test, _ = folds[f]
+            t1 = time.perf_counter()
+            loc = (m.local(target, test, min_neighbours=10, rows=rows[f]) if k == "N10"
+                   else m.local(target, test, rows=rows[f]) if k == "N"
+                   else m.local(target, test, hamming=k, min_neighbours=0, rows=rows[f]))
+            times.append(time.perf_counter() - t1)
+            nbs.append(len(loc.neighbourhood.members))
+            empty.append(not loc.fidelity_defined)
+            if loc.chosen >= 0 and loc.fidelity_defined:
+                fids.append(loc.clauses[loc.chosen].fidelity)
+                changes.append(loc.relevance_changes_choice)
+                lens.append(len(loc.clauses[loc.chosen].features))
+                structured.append(bool(loc.structured))
+        out[k] = dict(empty=np.mean(empty), fidelity=np.mean(fids) if fids else float("nan"), sd=np.std(fids),
+                      change=np.mean(changes), nb=np.mean(nbs), length=np.mean(lens), structured=np.mean(structured),
+                      time=np.mean(times))
+    return out, len(pick), n
+
+
+def chemistry(lines: list[str], ds, s, exclude: tuple[str, ...], folds_text: str) -> None:
     paper = PAPER[ds.name]
     draws = s.max_draws
     problem = build_problem(ds, exclude=exclude)
@@ -163,54 +242,23 @@ def chemistry(lines: list[str], ds, s, exclude: tuple[str, ...], folds: str) -> 
     t0 = time.perf_counter()
     Evaluator(problem).matrix(feats)
     t_eval = time.perf_counter() - t0
-    cpu0 = time.process_time()
-    r = run(ds, s)
-    cpu_run = time.process_time() - cpu0
-    m = r.model
-    out = {}
-    off, distinct = {}, {}
-    for name, X in (("all features", m.X_), ("distinct columns", m.X_[:, m.inputs_])):
-        d = np.count_nonzero(X[:, None, :] != X[None, :, :], axis=2)
-        off[name] = d[~np.eye(len(d), dtype=bool)]
-        # training neighbours within 5 / 10 of each compound (its fold's training part), as Fig. 13a counts them
-        train = m.folds_[None, :] != m.folds_[:, None]
-        distinct[name] = [float(np.mean(((d <= k) & train).sum(axis=1))) for k in (5, 10)]
-        lines.append(f"Hamming distances between compounds over {name} ({X.shape[1]}): median "
-                     f"{np.median(off[name]):.0f}, 5th percentile {np.percentile(off[name], 5):.0f}, share of pairs "
-                     f"within 5 / 10: {np.mean(off[name] <= 5):.3f} / {np.mean(off[name] <= 10):.3f}.")
-    lines.append("")
-    n = len(m.problem_.examples)
-    explained = (np.sort(np.random.default_rng(0).choice(n, EXPLAIN_LIMIT, replace=False))
-                 if 0 < EXPLAIN_LIMIT < n else np.arange(n))
-    for k in (5, 10, "N10", "N"):
-        fids, changes, nbs, lens, structured, times, empty = [], [], [], [], [], [], []
-        for i in explained:
-            target = m.target_of(i)
-            t1 = time.perf_counter()
-            loc = (m.local(target, min_neighbours=10) if k == "N10" else m.local(target) if k == "N"
-                   else m.local(target, hamming=k, min_neighbours=0))
-            times.append(time.perf_counter() - t1)
-            nbs.append(len(loc.neighbourhood.members))
-            empty.append(not loc.fidelity_defined)
-            if loc.chosen >= 0 and loc.fidelity_defined:
-                fids.append(loc.clauses[loc.chosen].fidelity)
-                changes.append(loc.relevance_changes_choice)
-                lens.append(len(loc.clauses[loc.chosen].features))
-                structured.append(bool(loc.structured))
-        out[k] = dict(empty=np.mean(empty), fidelity=np.mean(fids) if fids else float("nan"), sd=np.std(fids), change=np.mean(changes), nb=np.mean(nbs),
-                      length=np.mean(lens), structured=np.mean(structured), time=np.mean(times))
-    acc = r.metrics["accuracy"]
-    per_fold = [np.mean((m.proba_[m.folds_ == f] >= 0.5) == m.problem_.labels[m.folds_ == f])
-                for f in range(int(m.folds_.max()) + 1)]
-    lines += [f"**{ds.name}** ({len(problem.examples)} examples, {folds}): {len(m.features_)} features from "
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    folds = cross_validate(ds, s)
+    cpu_run, wall_run = time.process_time() - cpu0, time.perf_counter() - wall0
+    acc, linear, per_fold = _accuracies(folds)
+    distinct = _hamming(lines, folds)
+    out, explained, n = _explanations(folds)
+    m = folds[0][0]
+    lines += [f"**{ds.name}** ({len(problem.examples)} examples, {folds_text}; one DRM per fold, features drawn "
+              f"from its training compounds): {len(m.features_)} features in fold 1 from "
               f"{draws:,} draws (depth 2, at most {s.max_literals} literals); explanation rows over "
-              f"{len(explained)} of {n} instances{' (a seeded sample)' if len(explained) < n else ''}.", "",
+              f"{explained} of {n} held-out instances{' (a seeded sample)' if explained < n else ''}.", "",
               f"| {ds.name} | ours | paper | gap explained |", "|---|---|---|---|",
               f"| 10-fold accuracy (sd over folds) | {acc:.3f} ({np.std(per_fold):.3f}) | {paper['acc']} | "
               f"{_gap(acc, paper['acc_v'])} |",
-              f"| L2 logistic regression, same inputs and folds | {r.metrics['linear_accuracy']:.3f} | | |",
-              f"| network inputs (distinct feature columns) | {len(m.inputs_)} of {len(m.features_)} | | |",
-              f"| chosen networks (layers; weight decay: folds) | {_chosen(m)} | | |",
+              f"| L2 logistic regression, same inputs and folds | {linear:.3f} | | |",
+              f"| network inputs in fold 1 (distinct feature columns) | {len(m.inputs_)} of {len(m.features_)} | | |",
+              f"| chosen networks (layers; weight decay: folds) | {_chosen([f[0] for f in folds])} | | |",
               f"| neighbours by default (widened to {s.min_neighbours}): mean | {out['N']['nb']:.1f} | "
               f"H5 / H10: {paper['nb']} (Fig. 13a) | |",
               f"| by default: fidelity / relevance changes / literals / structured | {out['N']['fidelity']:.3f} / "
@@ -240,14 +288,14 @@ def chemistry(lines: list[str], ds, s, exclude: tuple[str, ...], folds: str) -> 
               f"({t_eval / max(len(feats), 1) * 2000:.2f} s per 2,000) | < 60 s for 2,000 |",
               f"| explanation per instance, H5 / H10 | {out[5]['time'] * 1000:.0f} / {out[10]['time'] * 1000:.0f} ms "
               f"| < 1 s at H10 |",
-              f"| whole run (features, {int(m.folds_.max()) + 1} folds x {_grid(s)} network configurations x "
-              f"{s.inner_folds} validation splits, one explanation) | {r.timings['total']:.1f} s wall, {cpu_run:.1f} s "
+              f"| whole protocol ({len(folds)} folds, each drawing features and searching {_grid(s)} network "
+              f"configurations x {s.inner_folds} validation splits) | {wall_run:.1f} s wall, {cpu_run:.1f} s "
               f"CPU (user+sys of this process), load average after {_load()} | |", ""]
 
 
-def _chosen(m) -> str:
+def _chosen(models: list) -> str:
     from collections import Counter
-    c = Counter((n.hidden, n.weight_decay) for n in m.nets_)
+    c = Counter((m.net_.hidden, m.net_.weight_decay) for m in models)
     return "; ".join(f"{'x'.join(map(str, h))}, {wd:g}: {k}" for (h, wd), k in sorted(c.items()))
 
 

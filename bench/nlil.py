@@ -153,7 +153,7 @@ def kg_one(name: str) -> dict:
     """One knowledge graph, link prediction with KG_SETTINGS, in this process: metrics, seconds, peak MB."""
     from xcore.data import load
     from xcore.methods import run_method
-    from xcore.nlil.method import NLILSettings
+    from xcore.nlil.settings import NLILSettings
 
     root = Path(os.environ.get("XCORE_SHARED_DATA", "/work/shared/data"))
     t0, c0 = time.perf_counter(), time.process_time()
@@ -161,9 +161,9 @@ def kg_one(name: str) -> dict:
     run = run_method("nlil", ds, NLILSettings(**kg_settings(name)), cache=None)
     return {"kg": name, **{k: run.metrics[k] for k in ("mrr", "hits@1", "hits@3", "hits@10")},
             "queries": int(run.metrics["queries"]), "wall s": time.perf_counter() - t0,
-            "cpu s": time.process_time() - c0, "train cpu s": run.extras["cpu_seconds"]["fit"],
-            "rank cpu s": run.extras["cpu_seconds"]["evaluate"], "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "rules": run.extras["path_rules"].head(3)["rule"].tolist()}
+            "cpu s": time.process_time() - c0, "train cpu s": run.model.cpu_seconds_["fit"],
+            "rank cpu s": run.model.cpu_seconds_["evaluate"], "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rules": run.model.path_rules_.head(3)["rule"].tolist()}
 
 
 def kg_table(names: list[str]) -> pd.DataFrame:
@@ -187,13 +187,13 @@ def kg_table(names: list[str]) -> pd.DataFrame:
 def gcn_table() -> pd.DataFrame:
     """m-NLIL explaining a GCN against GNNExplainer on the same held-out nodes (scene graphs)."""
     from xcore.methods import run_method
-    from xcore.nlil.method import NLILSettings
+    from xcore.nlil.settings import NLILSettings
 
     ds = make_scenes(n_scenes=80, seed=0)
     run = run_method("nlil", ds, NLILSettings(heads=("street", "table"), mode="gcn", depth=1, clusters=3,
                                               epochs=80, rounds=3, compare_nodes=20, explain_targets=5),
                      cache=None)
-    out = run.extras["gcn_comparison"].copy()
+    out = run.model.gcn_comparison_.copy()
     out["gcn accuracy (both labels)"] = run.metrics["gcn_accuracy"]
     return out
 

@@ -11,7 +11,8 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, app_url, click_when_ready  # n
 from test_browser_cancel import keep_evidence, set_number, wait_idle, wait_until
 
 from xcore.data.generators.scenes import make_scenes
-from xcore.nlil.method import NLILSettings, planned_heads
+from xcore.nlil.heads import planned_heads
+from xcore.nlil.settings import NLILSettings
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 NAME = "scenes_10"

@@ -63,7 +63,7 @@ def test_scenes_rules_pattern_and_firing_subgraph():
     click(at, "nlil_train")
     assert not errors(at)
     run = list(at.session_state["_runs"].values())[-1]
-    assert set(run.extras["rules"]["head"]) == {"street"}
+    assert set(run.model.rules_["head"]) == {"street"}
     assert any(t.startswith("street(X) <- ") for t in titles(at))  # the rule drawn as a pattern
     table = item_tables(at)[0]
     assert len(table) == len(run.model.labels_["street"].rules)

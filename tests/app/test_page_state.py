@@ -18,7 +18,8 @@ from test_page_psl_project import project_zip
 
 from xcore.data import load
 from xcore.data.samples import load_sample
-from xcore.nlil.method import NLILSettings, planned_heads
+from xcore.nlil.heads import planned_heads
+from xcore.nlil.settings import NLILSettings
 
 pytestmark = pytest.mark.xdist_group("app")
 

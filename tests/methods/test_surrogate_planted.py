@@ -37,7 +37,7 @@ def _bus_rule_scenes(n_scenes: int = 60, seed: int = 0):
 
 @pytest.mark.slow
 def test_mnlil_recovers_the_users_rule_with_fidelity_one():
-    from xcore.nlil.method import NLILSettings
+    from xcore.nlil.settings import NLILSettings
 
     ds, rule, targets, says = _bus_rule_scenes()
     truth = pd.concat([ds.tables["street"]["obs"], ds.tables["street"]["truth"]])
@@ -46,7 +46,7 @@ def test_mnlil_recovers_the_users_rule_with_fidelity_one():
     swapped = with_predictions(ds, read_predictions(("preds.csv", _csv(targets, says)), ds))
     run = run_method("nlil", swapped, NLILSettings(heads=("street",), clusters=1, depth=1, epochs=60, rounds=2),
                      cache=None)
-    rules = run.extras["rules"]
+    rules = run.model.rules_
     assert rules.loc[rules["cluster"] == "union", "rule"].item() == rule.text
     assert run.metrics["fidelity"] == 1.0 and run.metrics["fidelity_low"] == 0.0
     held_out = set(ds.tables["street"]["targets"]["a0"].astype(str))
@@ -74,20 +74,21 @@ def test_drm_recovers_the_users_rule_as_its_explanation_clause():
     trains = ds.truth("eastbound")["a0"].astype(str)
     assert (says != ds.truth("eastbound")["value"].to_numpy()).mean() > 0.3
     swapped = with_predictions(ds, read_predictions(("preds.csv", _csv([f"eastbound({t})" for t in trains], says)), ds))
-    settings = REGISTRY["drm"].default_settings(swapped).replace(max_draws=1500, folds=5, explain_rows=100)
+    settings = REGISTRY["drm"].default_settings(swapped).replace(max_draws=1500, folds=2, explain_rows=100)
     run = run_method("drm", swapped, settings, cache=None)
     m = run.model
     assert any(equivalent(f.clause, users) for f in m.features_)
-    assert run.metrics["fidelity"] >= 0.9  # the network's out-of-fold agreement with the user's model
+    assert run.metrics["fidelity"] >= 0.9  # the network's held-out agreement with the user's model
+    says_train = m.problem_.labels == 1  # the user's model on the training trains (the surrogate's labels)
     exact = total = 0
-    for e in run.explanations["drm:fidelity"]:  # each positive prediction's chosen clause
+    for e in run.explanations["drm:fidelity"]:  # each positive held-out prediction's chosen clause
         if e.prediction != 1 or not e.items:
             continue
         cols = [int(name[1:]) - 1 for name in e.items[0].atoms]
         covered = np.all(m.X_[:, cols] == 1, axis=1)
         total += 1
-        exact += int((covered == (says == 1)).all())  # the clause is the user's rule: fidelity 1.0 everywhere
-    assert total >= 30 and exact / total >= 0.8
+        exact += int((covered == says_train).all())  # the clause is the user's rule: fidelity 1.0 everywhere
+    assert total >= 10 and exact / total >= 0.8
 
 
 def _flip_table(n: int = 1200, seed: int = 5):

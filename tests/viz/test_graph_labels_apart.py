@@ -165,7 +165,7 @@ def nlil_patterns(sample: str) -> tuple[list[list[str]], list[tuple[list[str], s
     """Every rule body of an m-NLIL run, and the matching subgraph of every firing unary target."""
     from xcore.data.samples import load_sample
     from xcore.methods import run_method
-    from xcore.nlil.method import RULES
+    from xcore.nlil.explainers import RULES
     from xcore.nlil.rules import groundings
 
     run = run_method("nlil", load_sample(sample))

@@ -225,6 +225,12 @@ class LocalExplanation:
     chosen: int
     structured: dict[int, list[Structured]] = field(default_factory=dict)
     radius: int = 0
+    target: str = ""
+    """The explained target's text (``eastbound(east3)``), set by the estimator."""
+    instance: np.ndarray | None = None
+    """The instance's 0/1 feature row (it need not be a training instance)."""
+    truth: float = float("nan")
+    """The instance's class where the data gives it, else NaN."""
 
     @property
     def fidelity_defined(self) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xcore.data.io.prolog_saturation import clause_coverage
 from xcore.drm.clauses import Clause, Lit, equivalent, reduce_clause, signature
 from xcore.drm.problem import Problem
 from xcore.drm.saturation import saturate
@@ -218,8 +219,6 @@ class Evaluator:
     def engine_covered(self, clauses: list[Clause]) -> np.ndarray:
         """(examples x clauses) 0/1 by SWI-Prolog, one process for all clauses: those with rule-defined
         literals (``gteq(A,9)``) are evaluated as in Aleph, not over tables."""
-        from xcore.data.io.prolog_saturation import clause_coverage
-
         p = self.problem
         pos, neg = p.example_files()
         texts = [c.text().rstrip(".") for c in clauses]

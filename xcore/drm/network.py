@@ -34,6 +34,10 @@ class TrainedNet:
     weight_decay: float = 0.0
     target_loss: float = float("nan")
     """The training loss of the chosen model at its best validation epoch (the retraining's goal)."""
+    columns: np.ndarray | None = None
+    """The input columns validation chose (of the candidate column sets); `proba` takes X[:, columns]."""
+    set_losses: list[float] = field(default_factory=list)
+    """The best mean validation loss of each candidate column set, in the order given."""
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         """P(class 1) for each row of X."""
@@ -117,33 +121,44 @@ def _splits(y: np.ndarray, inner: int, seed: int) -> list[tuple[np.ndarray, np.n
 
 def train_network(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...], lrs: tuple[float, ...],
                   dropout: float, max_epochs: int, seed: int, weight_decays: tuple[float, ...] = (0.0,),
-                  inner: int = 3, progress: Progress | None = None) -> TrainedNet:
-    """Choose sizes, learning rate and weight decay by validation, then retrain on all of X (the paper's
-    protocol); `progress` hears the epochs, so a cancel stops within one."""
+                  inner: int = 3, progress: Progress | None = None,
+                  column_sets: tuple[np.ndarray, ...] | None = None) -> TrainedNet:
+    """Choose the input columns (one of `column_sets`; default every column), sizes, learning rate and
+    weight decay by validation, then retrain on all rows (the paper's protocol); `progress` hears the
+    epochs, so a cancel stops within one."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small full-batch problems: one thread is fastest on a shared machine
+    sets = column_sets or (np.arange(X.shape[1], dtype=np.int64),)
     try:
-        return _train(X, y, hidden_grid, lrs, weight_decays, dropout, max_epochs, seed, inner, throttled(progress))
+        return _train(X, y, sets, hidden_grid, lrs, weight_decays, dropout, max_epochs, seed, inner,
+                      throttled(progress))
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...], lrs: tuple[float, ...],
-           wds: tuple[float, ...], dropout: float, max_epochs: int, seed: int, inner: int,
+def _train(X: np.ndarray, y: np.ndarray, sets: tuple[np.ndarray, ...], hidden_grid: tuple[tuple[int, ...], ...],
+           lrs: tuple[float, ...], wds: tuple[float, ...], dropout: float, max_epochs: int, seed: int, inner: int,
            tick: Progress | None = None) -> TrainedNet:
     splits = _splits(y, inner, seed)
     best = None
-    for hidden in hidden_grid:
-        for lr in lrs:
-            for wd in wds:
-                curves = [_curves(X[tr], y[tr], X[va], y[va], hidden, lr, wd, dropout, max_epochs, seed, tick)
-                          for tr, va in splits]
-                tc = np.mean([c[0] for c in curves], axis=0)
-                vc = np.mean([c[1] for c in curves], axis=0)
-                e = int(np.argmin(vc))
-                if best is None or vc[e] < best[0] - 1e-9:
-                    best = (float(vc[e]), tuple(hidden), float(lr), float(wd), e + 1, float(tc[e]), vc)
+    set_losses = []
+    for c, cols in enumerate(sets):
+        Xc = X[:, cols]
+        set_best = float("inf")
+        for hidden in hidden_grid:
+            for lr in lrs:
+                for wd in wds:
+                    curves = [_curves(Xc[tr], y[tr], Xc[va], y[va], hidden, lr, wd, dropout, max_epochs, seed, tick)
+                              for tr, va in splits]
+                    tc = np.mean([cv[0] for cv in curves], axis=0)
+                    vc = np.mean([cv[1] for cv in curves], axis=0)
+                    e = int(np.argmin(vc))
+                    set_best = min(set_best, float(vc[e]))
+                    if best is None or vc[e] < best[0] - 1e-9:
+                        best = (float(vc[e]), tuple(hidden), float(lr), float(wd), e + 1, float(tc[e]), vc, c)
+        set_losses.append(set_best)
     assert best is not None
-    _, hidden, lr, wd, epochs, target, vc = best
-    model, curve = _retrain(X, y, hidden, lr, wd, dropout, target, epochs, 2 * max_epochs, seed, tick)
-    return TrainedNet(model, hidden, lr, len(curve), curve, [float(v) for v in vc], wd, target)
+    _, hidden, lr, wd, epochs, target, vc, c = best
+    model, curve = _retrain(X[:, sets[c]], y, hidden, lr, wd, dropout, target, epochs, 2 * max_epochs, seed, tick)
+    return TrainedNet(model, hidden, lr, len(curve), curve, [float(v) for v in vc], wd, target,
+                      np.asarray(sets[c], dtype=np.int64), set_losses)

@@ -221,32 +221,14 @@ def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...]
     while changed:
         changed = False
         for p in order:
-            if p.name in modes:
-                continue
-            types = p.types
-            inputs = [i for i, t in enumerate(types) if t in objects]
-            if not inputs:
+            if p.name in modes or not any(t in objects for t in p.types):
                 continue
             obs = ds.observations(p.name)[p.columns].astype(str)
-            first = inputs[0]
-            roles: list[str] = []
-            for i, t in enumerate(types):
-                if t in objects and (i == first or _mostly_known(obs[f"a{i}"], members.get(t))):
-                    roles.append("+")
-                elif t in objects and _is_owned(obs, i, first):
-                    roles.append("-")  # its own objects of a known type (nitro groups are not benzene rings)
-                elif not obs[f"a{i}"].str.match(NUMERIC).all() and _is_owned(obs, i, first):
-                    roles.append("-")
-                else:
-                    roles.append("#")
+            roles = _roles(p.types, obs, objects, members)
+            types = p.types
             outs = [i for i, r in enumerate(roles) if r == "-"]
-            if outs:
-                recall = None
-            else:
-                ins = [f"a{i}" for i, r in enumerate(roles) if r == "+"]
-                counts = obs.groupby(ins).size()
-                recall = 1 if (counts > 1).mean() <= 0.05 else None
-            modes[p.name] = Mode(recall, p.name, tuple(ModeArg(r, t) for r, t in zip(roles, types)))
+            modes[p.name] = Mode(None if outs else _recall(obs, roles), p.name,
+                                 tuple(ModeArg(r, t) for r, t in zip(roles, types)))
             consts = [i for i, r in enumerate(roles) if r == "#"]
             if len(consts) >= 2:
                 variants[p.name] = [Mode(None, p.name, tuple(ModeArg("-" if j == i else r, t)
@@ -260,6 +242,30 @@ def derive_language(ds: RelationalDataset, target: str, exclude: tuple[str, ...]
     lang = ModeLanguage(modeh=[Mode(1, target, (ModeArg("+", head_type),), head=True)])
     lang.modeb = [m for p in order if p.name in modes for m in [modes[p.name], *variants.get(p.name, [])]]
     return lang
+
+
+def _roles(types: tuple[str, ...], obs: pd.DataFrame, objects: set[str], members: dict[str, set[str]]) -> list[str]:
+    """The mode role of each argument of a predicate (see `derive_language`): ``+`` an input object,
+    ``-`` its own objects, ``#`` a constant; the first argument of an object type is the input."""
+    first = next(i for i, t in enumerate(types) if t in objects)
+    roles: list[str] = []
+    for i, t in enumerate(types):
+        if t in objects and (i == first or _mostly_known(obs[f"a{i}"], members.get(t))):
+            roles.append("+")
+        elif t in objects and _is_owned(obs, i, first):
+            roles.append("-")  # its own objects of a known type (nitro groups are not benzene rings)
+        elif not obs[f"a{i}"].str.match(NUMERIC).all() and _is_owned(obs, i, first):
+            roles.append("-")
+        else:
+            roles.append("#")
+    return roles
+
+
+def _recall(obs: pd.DataFrame, roles: list[str]) -> int | None:
+    """Recall 1 when the inputs determine the other arguments for at least 95% of input values, else ``*``."""
+    ins = [f"a{i}" for i, r in enumerate(roles) if r == "+"]
+    counts = obs.groupby(ins).size()
+    return 1 if (counts > 1).mean() <= 0.05 else None
 
 
 def language_limits(language: ModeLanguage, ds: RelationalDataset, target: str, max_literals: int,

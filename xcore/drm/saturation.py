@@ -13,8 +13,10 @@ import re
 import numpy as np
 import pandas as pd
 
+from xcore.data.io.prolog_saturation import saturate_examples
 from xcore.drm.clauses import Clause, Lit
 from xcore.drm.problem import Problem, table_name
+from xcore.logic.aleph_typescript import split_top
 from xcore.logic.modes import Mode
 from xcore.logic.terms import Var
 
@@ -113,9 +115,6 @@ def engine_saturate(problem: Problem, depth: int) -> list[tuple[Clause, tuple[Mo
     saturates as in Aleph. Literals that are not plain ``p(args)`` (operators) are left out."""
     key = ("bottoms", depth)
     if key not in problem.engine_cache:
-        from xcore.data.io.prolog_saturation import saturate_examples
-        from xcore.logic.aleph_typescript import split_top
-
         pos, neg = problem.example_files()
         sats = saturate_examples(problem.background, pos, neg, problem.example_atoms(), {"i": str(depth)})
         modes = {(m.predicate, m.arity): m for m in reversed(problem.language.modeb)}

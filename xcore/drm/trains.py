@@ -13,6 +13,8 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.drm.clauses import Clause, Lit
+from xcore.drm.features import Evaluator
+from xcore.drm.problem import build_problem
 from xcore.errors import ConfigError
 from xcore.logic.terms import Var
 
@@ -66,7 +68,4 @@ def generate_trains(n: int = 100, seed: int = 0, rule: Clause = CLASSIC) -> Rela
 
 def rule_labels(ds: RelationalDataset, rule: Clause) -> np.ndarray:
     """Whether `rule`'s body holds for each example of `ds` (in truth-table order)."""
-    from xcore.drm.features import Evaluator
-    from xcore.drm.problem import build_problem
-
     return Evaluator(build_problem(ds)).covered(rule).astype(np.int64)

@@ -149,7 +149,7 @@ def fidelity_metrics(run: Any, predictions: Any) -> tuple[dict[str, float], pd.D
                 out["fidelity_r2"], out["fidelity_mae"] = r2_mae(score[ok], target_score[ok])
     out |= _truth_accuracies(rows, theirs, ours_c, positive, predictions.tabular)
     out["fidelity_low"] = float(is_low(out))
-    held_in = run.extras.get("in_sample") if isinstance(run.extras, dict) else None
+    held_in = getattr(run.model, "in_sample_", None)
     if isinstance(held_in, dict) and any(held_in.values()):
         out["fidelity_in_sample"] = 1.0
     _restore_truth(run, frame, user, on)

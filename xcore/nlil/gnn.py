@@ -5,26 +5,22 @@ characterisation score (Amara et al., 2022; the definitions of `torch_geometric.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
+from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
-from xcore.nlil.graph import KB, Queries
+from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.model import one_thread
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from xcore.data.dataset import RelationalDataset
 
 
 def _pyg():
     try:
-        import torch_geometric  # noqa: F401
-        from torch_geometric.nn import GCNConv
+        import torch_geometric  # noqa: F401 - heavy (torch_geometric): only the GCN mode loads it
+        from torch_geometric.nn import GCNConv  # heavy (torch_geometric), as above
     except ImportError as e:  # pragma: no cover - a declared dependency
         raise XcoreError("the GCN mode needs torch-geometric (pip install 'torch-geometric>=2.6,<3')") from e
     return GCNConv
@@ -133,7 +129,7 @@ def characterization(fid_plus: float, fid_minus: float, w_plus: float = 0.5, w_m
 def gnnexplainer_soft(model: GCN, g: GraphTensors, nodes: np.ndarray, epochs: int = 100,
                       seed: int = 0) -> list[torch.Tensor]:
     """GNNExplainer's (`torch_geometric.explain`) soft edge mask for each node, seeded."""
-    from torch_geometric.explain import Explainer, GNNExplainer
+    from torch_geometric.explain import Explainer, GNNExplainer  # heavy (torch_geometric): GCN mode only
 
     explainer = Explainer(model=model, algorithm=GNNExplainer(epochs=epochs), explanation_type="model",
                           edge_mask_type="object", node_mask_type=None,
@@ -165,10 +161,6 @@ def gcn_predictions(ds: RelationalDataset, head: str, epochs: int = 200, seed: i
     """A GCN trained on `head`'s labelled observations, and its predictions of every atom of `head` (labelled
     observations and targets) as a frame target, prediction (0/1), score (P(true)): the file a user brings
     to explain a GNN with m-NLIL rules (`xcore run nlil DATA --explain-predictions FILE`)."""
-    import pandas as pd
-
-    from xcore.nlil.graph import kb_from_dataset, queries
-
     kb = kb_from_dataset(ds, exclude=(head,))
     train = queries(ds, kb, head, "obs" if len(ds.tables[head]["obs"]) else "truth")
     if ds.schema[head].arity != 1:

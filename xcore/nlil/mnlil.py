@@ -154,83 +154,118 @@ def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -
         for c, t in enumerate(common):
             out[top == t] = c
         return out
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # heavy (sklearn): only k-means initialisation needs it
 
     k = min(k, len(np.unique(emb, axis=0)))
     return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
 
 
-def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
-    """Algorithm 1 for one head: initialise, then alternate training per cluster and reassignment."""
-    t0 = time.perf_counter()
-    pos = np.flatnonzero(q.label > 0.5)
-    neg = np.flatnonzero(q.label <= 0.5)
+def _start(kb: KB, ops: Operators, q: Queries, cfg: Config, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the positive examples' embedding, their initial clusters numbered 0..k-1)."""
     if cfg.clusters > 1:  # one cluster never uses the embedding
         emb = query_embedding(node_embedding(ops), q.subset(q.label > 0.5))
     else:
         emb = np.zeros((len(pos), 0))
     assign = _initial(emb, q.subset(q.label > 0.5), kb, ops, cfg) if len(pos) else np.zeros(0, int)
     clusters = sorted(set(assign.tolist())) or [0]
-    assign = np.searchsorted(clusters, assign)
-    k = len(clusters)
+    return emb, np.searchsorted(clusters, assign)
+
+
+def _cluster_jobs(ops: Operators, q: Queries, cfg: Config, states: list[dict | None], assign: np.ndarray,
+                  pos: np.ndarray, neg: np.ndarray) -> list[tuple]:
+    """One training job per cluster: its positive examples and every negative one."""
+    jobs = []
+    for c in range(len(states)):
+        mask = np.zeros(len(q), dtype=bool)
+        mask[pos[assign == c]] = True
+        mask[neg] = True
+        jobs.append((ops, q.head, q.arity, cfg, states[c], q.subset(mask), cfg.seed + 101 * c))
+    return jobs
+
+
+def _run_jobs(jobs: list[tuple], cfg: Config, stack: ExitStack, pools: list[ProcessPoolExecutor], head: str,
+              rnd: int, progress: Progress | None) -> list[tuple[dict, list[float]]]:
+    """Train the clusters' networks of one round: in worker processes with `n_jobs` > 1, else in turn."""
+    k = len(jobs)
+    if cfg.n_jobs > 1 and k > 1:
+        if not pools:  # one pool for every round: workers start (and import torch) once
+            pools.append(stack.enter_context(ProcessPoolExecutor(max_workers=min(cfg.n_jobs, k),
+                                                                 mp_context=mp.get_context("spawn"))))
+        return list(pools[0].map(_train_one, jobs))
+    return [_train_one(j, None if progress is None else scaled(
+        lambda f, m, c=c: progress(f, f"{head}: round {rnd + 1}, cluster {c + 1} of {k}: {m}"),
+        (rnd + c / k) / cfg.rounds, (rnd + (c + 1) / k) / cfg.rounds)) for c, j in enumerate(jobs)]
+
+
+def _reassign(models: list[NLIL], q: Queries, emb: np.ndarray, assign: np.ndarray,
+              cfg: Config) -> tuple[np.ndarray, np.ndarray, int, float, np.ndarray]:
+    """Algorithm 1's reassignment: each positive example to the cluster minimising its network's loss plus
+    `lam` times its distance to the cluster's centre; clusters left below `min_cluster` examples dissolve
+    into the nearest survivor. (new assignment over the kept clusters, kept cluster ids, examples moved,
+    mean loss, cluster sizes before dissolving)."""
+    k = len(models)
+    qp = q.subset(q.label > 0.5)
+    losses = np.stack([m.example_losses(qp) for m in models], axis=1)  # (P, k)
+    centres = np.stack([emb[assign == c].mean(0) if (assign == c).any() else np.zeros(emb.shape[1])
+                        for c in range(k)])
+    dist = ((emb[:, None, :] - centres[None]) ** 2).sum(-1)
+    new = (losses + cfg.lam * dist).argmin(1)
+    moved = int((new != assign).sum())
+    sizes = np.bincount(new, minlength=k)
+    keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(qp)))
+    if not len(keep):  # every cluster fell below the minimum: the largest one survives
+        keep = np.array([int(sizes.argmax())])
+    if len(keep) < k:
+        new = np.searchsorted(keep, keep[(losses + cfg.lam * dist)[:, keep].argmin(1)])
+    return new, keep, moved, float(losses.min(1).mean()), sizes
+
+
+def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progress | None = None) -> LabelRules:
+    """Algorithm 1 for one head: initialise, then alternate training per cluster and reassignment."""
+    t0 = time.perf_counter()
+    pos, neg = np.flatnonzero(q.label > 0.5), np.flatnonzero(q.label <= 0.5)
+    emb, assign = _start(kb, ops, q, cfg, pos)
+    k = int(assign.max()) + 1 if len(assign) else 1
     states: list[dict | None] = [None] * k
-    history, collapse, curves = [], [], [[] for _ in range(k)]
+    history: list[dict] = []
+    collapse: list[str] = []
+    curves: list[list[float]] = [[] for _ in range(k)]
     train_time = 0.0
     with ExitStack() as stack:
-        pool: ProcessPoolExecutor | None = None
+        pools: list[ProcessPoolExecutor] = []
         for rnd in range(cfg.rounds):
-            jobs = []
-            for c in range(k):
-                mask = np.zeros(len(q), dtype=bool)
-                mask[pos[assign == c]] = True
-                mask[neg] = True
-                jobs.append((ops, q.head, q.arity, cfg, states[c], q.subset(mask), cfg.seed + 101 * c))
             t1 = time.perf_counter()
-            if cfg.n_jobs > 1 and k > 1:
-                if pool is None:  # one pool for every round: workers start (and import torch) once
-                    pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(cfg.n_jobs, k),
-                                                                   mp_context=mp.get_context("spawn")))
-                results = list(pool.map(_train_one, jobs))
-            else:
-                results = [_train_one(j, None if progress is None else scaled(
-                    lambda f, m, c=c: progress(f, f"{q.head}: round {rnd + 1}, cluster {c + 1} of {k}: {m}"),
-                    (rnd + c / k) / cfg.rounds, (rnd + (c + 1) / k) / cfg.rounds)) for c, j in enumerate(jobs)]
+            results = _run_jobs(_cluster_jobs(ops, q, cfg, states, assign, pos, neg), cfg, stack, pools, q.head,
+                                rnd, progress)
             train_time += time.perf_counter() - t1
             states = [r[0] for r in results]
             for c, r in enumerate(results):
                 curves[c] += r[1]
-            models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
             if k == 1 or not len(pos):
                 history.append({"round": rnd + 1, "clusters": k, "moved": 0})
                 break
-            qp = q.subset(q.label > 0.5)
-            losses = np.stack([m.example_losses(qp) for m in models], axis=1)  # (P, k)
-            centres = np.stack([emb[assign == c].mean(0) if (assign == c).any() else np.zeros(emb.shape[1])
-                                for c in range(k)])
-            dist = ((emb[:, None, :] - centres[None]) ** 2).sum(-1)
-            new = (losses + cfg.lam * dist).argmin(1)
-            moved = int((new != assign).sum())
-            sizes = np.bincount(new, minlength=k)
-            keep = np.flatnonzero(sizes >= min(cfg.min_cluster, len(pos)))
-            if not len(keep):  # every cluster fell below the minimum: the largest one survives
-                keep = np.array([int(sizes.argmax())])
+            models = [_model(ops, q, cfg, st, cfg.seed + 101 * c) for c, st in enumerate(states)]
+            new, keep, moved, mean_loss, sizes = _reassign(models, q, emb, assign, cfg)
+            converged = moved == 0 and len(keep) == k
             if len(keep) < k:
                 collapse.append(f"round {rnd + 1}: {k - len(keep)} of {k} clusters lost their examples "
                                 f"(sizes {sizes.tolist()}); their examples joined the nearest surviving cluster")
-                cost = (losses + cfg.lam * dist)[:, keep]
-                new = keep[cost.argmin(1)]
-                new = np.searchsorted(keep, new)
-                states = [states[c] for c in keep]
-                curves = [curves[c] for c in keep]
-                k = len(keep)
-            history.append({"round": rnd + 1, "clusters": k, "moved": moved,
-                            "mean_loss": float(losses.min(1).mean())})
+                states, curves, k = [states[c] for c in keep], [curves[c] for c in keep], len(keep)
+            history.append({"round": rnd + 1, "clusters": k, "moved": moved, "mean_loss": mean_loss})
             if progress is not None:
                 progress((rnd + 1) / cfg.rounds, f"{q.head}: round {rnd + 1}, {moved} examples moved, {k} clusters")
-            converged = moved == 0 and len(keep) == len(centres)
             assign = new
             if converged:
                 break
+    return _finish(kb, ops, q, cfg, states, assign, pos, history, curves, collapse,
+                   {"train": train_time, "total": time.perf_counter() - t0})
+
+
+def _finish(kb: KB, ops: Operators, q: Queries, cfg: Config, states: list, assign: np.ndarray, pos: np.ndarray,
+            history: list[dict], curves: list[list[float]], collapse: list[str],
+            timings: dict[str, float]) -> LabelRules:
+    """The label's rules from the final cluster networks, with the notes on collapsed clusters."""
+    k = len(states)
     if k == 1 and cfg.clusters > 1 and len(pos) > 1:
         collapse.append(f"collapsed to a single cluster (asked for {cfg.clusters})")
     models = [_model(ops, q, cfg, s, cfg.seed + 101 * c) for c, s in enumerate(states)]
@@ -240,8 +275,7 @@ def fit_label(kb: KB, ops: Operators, q: Queries, cfg: Config, progress: Progres
         collapse.append(f"{same} cluster(s) learned the same rule as another cluster")
     members = [pos[assign == c] for c in range(k)] if len(pos) else [np.zeros(0, int)]
     why = collapse_reason(kb, q, rules, cfg) if collapse else None
-    return LabelRules(q.head, q.arity, models, rules, members, history, curves, collapse,
-                      {"train": train_time, "total": time.perf_counter() - t0}, why)
+    return LabelRules(q.head, q.arity, models, rules, members, history, curves, collapse, timings, why)
 
 
 def collapse_reason(kb: KB, q: Queries, rules: list[Rule], cfg: Config) -> str | None:

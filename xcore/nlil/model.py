@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from xcore.errors import ConfigError
 from xcore.nlil.graph import Operators, Queries
 from xcore.nlil.rules import And, Formula, Not, Or, Rule, Statement, simplify
 from xcore.runtime import Progress, throttled
@@ -137,8 +138,6 @@ class NLIL(nn.Module):
 def torch_device(name: str) -> torch.device:
     """The torch device of the `device` setting: "cpu"; "cuda" (ConfigError naming the field when torch sees
     no CUDA GPU); "auto" (CUDA when available, else CPU)."""
-    from xcore.errors import ConfigError
-
     available = torch.cuda.is_available()
     if name == "cpu" or (name == "auto" and not available):
         return torch.device("cpu")

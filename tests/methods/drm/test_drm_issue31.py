@@ -12,8 +12,8 @@ from xcore.data.dataset import RelationalDataset
 from xcore.drm.clauses import Clause, Lit, equivalent
 from xcore.drm.explain import explain_instance, fidelity
 from xcore.drm.features import Evaluator
-from xcore.drm.method import default_settings, run
 from xcore.drm.problem import build_problem, language_limits
+from xcore.drm.runs import default_settings, run
 from xcore.drm.trains import generate_trains
 from xcore.logic.terms import Var
 
@@ -30,12 +30,11 @@ def recovery(r) -> tuple[int, int]:
     """(explanations whose chosen clause covers the planted rule's trains with Jaccard >= 0.8, explanations
     where the rule is expressible: predicted and truly eastbound, the rule a column of the features)."""
     m = r.model
-    rule = m.problem_.labels.astype(bool)  # the labels are the planted rule
+    rule = m.problem_.labels.astype(bool)  # the training labels are the planted rule
     expressible = any((m.X_[:, j].astype(bool) == rule).all() for j in range(m.X_.shape[1]))
     good = total = 0
-    for e in r.explanations["drm:fidelity"]:
-        i = m.index_of(e.target)
-        if not expressible or e.prediction != 1 or not rule[i]:
+    for e in r.explanations["drm:fidelity"]:  # held-out trains, clauses checked on the training trains
+        if not expressible or e.prediction != 1 or e.truth != 1:
             continue
         total += 1
         if e.items:
@@ -45,13 +44,13 @@ def recovery(r) -> tuple[int, int]:
 
 
 def small(ds: RelationalDataset, seed: int = 0):
-    return default_settings(ds).replace(max_draws=2000, folds=5, inner_folds=2, explain_rows=80, seed=seed)
+    return default_settings(ds).replace(max_draws=2000, folds=3, inner_folds=2, explain_rows=80, seed=seed)
 
 
 @pytest.fixture(scope="module", params=[("short_closed", SHORT_CLOSED), ("circle_any_count", CIRCLE_ANY_COUNT)],
                 ids=lambda p: p[0])
 def planted_run(request):
-    ds = generate_trains(80, seed=3, rule=request.param[1])
+    ds = generate_trains(120, seed=3, rule=request.param[1])  # 80 training trains, 40 held out
     return request.param[1], run(ds, small(ds, seed=3))
 
 
@@ -72,11 +71,11 @@ def test_network_is_at_least_as_good_as_logistic_regression_on_its_features(plan
     m = r.model
     linear = r.metrics["linear_accuracy"]
     assert 0.5 < linear <= 1.0
-    assert r.metrics["accuracy"] >= linear - 0.02
-    # every fold's network was retrained until its training loss reached the validation-time loss
-    for net in m.nets_:
-        assert net.train_loss[-1] <= net.target_loss + 1e-9 or len(net.train_loss) == 2 * m.settings.max_epochs
-        assert net.weight_decay in m.settings.weight_decays
+    assert r.metrics["accuracy"] >= linear - 1 / r.metrics["test_examples"] - 1e-9  # at most one more error
+    # the network was retrained until its training loss reached the validation-time loss
+    net = m.net_
+    assert net.train_loss[-1] <= net.target_loss + 1e-9 or len(net.train_loss) == 2 * m.settings.max_epochs
+    assert net.weight_decay in m.settings.weight_decays
 
 
 def test_fidelity_over_an_empty_neighbourhood_is_undefined():
@@ -119,7 +118,7 @@ def test_derived_modes_allow_any_count_and_express_the_rule():
 
 
 @pytest.mark.slow
-def test_predict_new_trains_with_the_fold_ensemble():
+def test_predict_new_trains_with_the_network():
     train = generate_trains(60, seed=0)
     s = default_settings(train).replace(max_draws=600, folds=3, inner_folds=2, max_epochs=60, explain_rows=1)
     est = s.estimator().fit(train)
@@ -130,11 +129,9 @@ def test_predict_new_trains_with_the_fold_ensemble():
     assert (out["truth"].to_numpy() == truth.loc[[t[10:-1] for t in out["target"]]].to_numpy()).all()
     majority = max(out["truth"].mean(), 1 - out["truth"].mean())
     assert np.mean(out["prediction"] == out["truth"]) >= max(0.75, majority + 0.15)
-    assert out["fold_votes"].between(0, 3).all()
-    # the ensemble is the mean of the fold networks' probabilities
+    # P(class 1) is the network's on the drawn features evaluated on the new trains' facts
     _, X = est.features_of(new)
-    mean = np.mean([n.proba(X[:, est.inputs_].astype(np.float32)) for n in est.nets_], axis=0)
-    assert np.allclose(out["probability"], mean, atol=1e-9)
+    assert np.allclose(out["probability"], est.net_.proba(X[:, est.inputs_].astype(np.float32)), atol=1e-9)
     # without labels: targets only, truth NaN
     tables = {p.name: {part: new.table(p.name, part) for part in ("obs", "targets", "truth")
                        if len(new.table(p.name, part))} for p in new.predicates}

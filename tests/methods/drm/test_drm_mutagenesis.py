@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import pytest
 
 from xcore.drm.features import Evaluator, draw_features
-from xcore.drm.method import DRMEstimator, default_settings
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem
+from xcore.drm.runs import default_settings, run
 
 
 def test_counts_folds_and_modes():
@@ -44,10 +44,15 @@ def test_features_on_mutagenesis_match_a_direct_check():
             assert set(problem.examples[X[:, f.index] == 1]) == have
 
 
-def test_estimator_uses_the_shipped_folds():
+@pytest.mark.slow
+def test_run_holds_out_the_first_shipped_fold():
     ds = load_mutagenesis()
-    s = default_settings(ds).replace(max_draws=100, hidden=((8,),), learning_rates=(0.01,), max_epochs=5)
-    est = DRMEstimator(s).fit(ds)
-    fold_of = dict(zip(ds.observations("cv_fold")["a0"], ds.observations("cv_fold")["a1"].astype(int)))
-    expected = np.array([fold_of[e] for e in est.problem_.examples])
-    assert (est.folds_ == expected).all() and len(est.nets_) == 10
+    s = default_settings(ds).replace(max_draws=100, hidden=((8,),), learning_rates=(0.01,), max_epochs=5,
+                                     explain_rows=1)
+    r = run(ds, s)
+    folds = ds.observations("cv_fold")
+    first = sorted(folds["a1"].astype(str).unique())[0]
+    held = {f"{r.model.problem_.target}({e})" for e in folds["a0"][folds["a1"].astype(str) == first]}
+    assert set(r.predictions["target"]) == held and len(held) in (17, 19)
+    assert len(r.model.X_) == 188 - len(held) and r.metrics["folds"] == 10
+    assert "cv_fold" not in r.model.problem_.tables  # the folds are not background knowledge

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from xcore.drm.clauses import equivalent
-from xcore.drm.method import default_settings, run
+from xcore.drm.runs import default_settings, run
 from xcore.drm.trains import CLASSIC, generate_trains
 from xcore.errors import ConfigError
 
@@ -32,13 +32,16 @@ def test_generator_is_seeded_and_checks_its_input():
 
 def test_drm_recovers_the_planted_rule():
     ds = generate_trains(100, seed=0)
-    settings = default_settings(ds).replace(max_draws=1500, folds=5, min_neighbours=30, explain_rows=100,
+    settings = default_settings(ds).replace(max_draws=1500, folds=2, min_neighbours=30, explain_rows=100,
                                             hidden=((32,),), learning_rates=(0.01,))
     r = run(ds, settings)
     m = r.model
     assert any(equivalent(f.clause, CLASSIC) for f in m.features_)
+    # the run's figures are held out: the model never saw the predicted trains
+    assert r.metrics["test_examples"] == 50 and len(m.X_) == 50
+    assert not set(r.predictions["target"]) & {m.target_of(i) for i in range(len(m.X_))}
     assert r.metrics["accuracy"] >= 0.8
-    labels = m.problem_.labels
+    labels = m.problem_.labels  # the planted rule on the training trains
     exact = total = 0
     for e in r.explanations["drm:fidelity"]:
         if e.prediction != 1 or not e.items:
@@ -47,4 +50,4 @@ def test_drm_recovers_the_planted_rule():
         covered = np.all(m.X_[:, cols] == 1, axis=1).astype(int)
         total += 1
         exact += int((covered == labels).all())
-    assert total >= 20 and exact / total >= 0.6
+    assert total >= 10 and exact / total >= 0.6

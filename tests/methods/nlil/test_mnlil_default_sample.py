@@ -30,13 +30,13 @@ def test_a_default_run_on_the_default_sample_learns_several_planted_rules_per_la
     spec = REGISTRY["nlil"]
     ds = load_sample(spec.sample)
     run = run_method("nlil", ds, spec.default_settings(ds), cache=None)
-    rules = run.extras["rules"]
+    rules = run.model.rules_
     for label, planted in DEFAULT_LABELS.items():
         mine = rules[(rules["head"] == label) & (rules["cluster"] != "union")]["rule"]
         assert mine.nunique() >= 2, (label, list(mine))
         found = {p for p in planted if any(f"{p.rel}(Z, X) & {p.obj}(Z)" in r for r in mine)}
         assert len(found) >= 2, (label, list(mine))  # distinct rules, and they are the planted alternatives
-        assert run.extras["collapse"][label] == []
+        assert run.model.collapse_[label] == []
     assert run.metrics["clusters_collapsed"] == 0
 
 
@@ -44,8 +44,8 @@ def test_a_collapse_is_explained_in_words():
     ds = load_sample("trains_michalski10")
     settings = REGISTRY["nlil"].default_settings(ds).replace(epochs=40, rounds=2, clusters=3)
     run = run_method("nlil", ds, settings, cache=None)
-    (note,) = run.extras["collapse"]["eastbound"]
-    rule = run.extras["rules"]["rule"].iloc[0]
+    (note,) = run.model.collapse_["eastbound"]
+    rule = run.model.rules_["rule"].iloc[0]
     assert note.startswith("1 distinct rule for eastbound where 3 clusters were asked for")
     assert f"one rule, {rule}, already covers 4 of the 4 positive training examples" in note
     assert "only 4 positive training examples for 3 clusters of at least 2 each" in note

@@ -71,7 +71,7 @@ def test_cancel_interrupts_rule_training_within_two_seconds():
 
     from xcore.errors import Cancelled
     from xcore.methods import run_method
-    from xcore.nlil.method import NLILSettings
+    from xcore.nlil.settings import NLILSettings
     from xcore.runtime import cancellable
 
     ds = make_scenes(n_scenes=12, seed=3)
@@ -98,16 +98,38 @@ def test_cancel_interrupts_rule_training_within_two_seconds():
     assert any("cluster 1" in m and "epoch" in m for m in seen)  # training reported per epoch
 
 
-def test_without_a_held_out_set_examples_are_split_stratified_and_disjoint():
-    from xcore.nlil.graph import Queries
-    from xcore.nlil.method import split_by_example
+def _truth_only(ds, head: str, keep=None):
+    """`ds` with the head's labelled observations and truth as its targets with truth (no held-out set)."""
+    import pandas as pd
 
-    label = np.array([1] * 12 + [0] * 8, dtype=np.float32)
-    q = Queries("h", 1, np.arange(20), None, label)
-    train, test, note = split_by_example(q, 0.25, seed=0)
-    assert len(train) + len(test) == 20 and not set(train.x) & set(test.x)
-    assert (test.label > 0.5).sum() == 3 and (test.label < 0.5).sum() == 2
-    assert "held out" in note
-    few = q.subset(np.arange(20) >= 9)  # 3 positives: too few to split, said by a None note
-    tr, te, none = split_by_example(few, 0.25, seed=0)
-    assert none is None and len(tr) == len(te) == len(few)
+    from xcore.data.dataset import RelationalDataset
+
+    tab = ds.tables[head]
+    lab = pd.concat([tab["obs"], tab["truth"]], ignore_index=True)
+    lab = lab if keep is None else lab[keep(lab)].reset_index(drop=True)
+    tables = dict(ds.tables)
+    tables[head] = {"obs": tab["obs"].iloc[:0], "targets": lab[["a0"]], "truth": lab}
+    return RelationalDataset(ds.schema, tables, name="truth only")
+
+
+def test_without_a_held_out_set_the_run_holds_out_examples_stratified_and_disjoint(scenes):
+    from xcore.data import splits
+    from xcore.nlil.runs import held_out_units, train_test
+    from xcore.nlil.settings import NLILSettings
+
+    ds = _truth_only(scenes[0], "street")
+    s = NLILSettings(heads=("street",), holdout=0.25)
+    units = splits.units(ds, ["street"])
+    test_units, heads, split = held_out_units(ds, s)
+    held = units[units["unit"].isin(test_units)]
+    assert heads == ["street"] and "held out" in split["street"]
+    assert len(held) == round(0.25 * len(units)) and abs(held["stratum"].mean() - units["stratum"].mean()) < 0.05
+    train, test, _ = train_test(ds, s)
+    train_atoms = set("street(" + train.tables["street"]["targets"]["a0"].astype(str) + ")")
+    assert not train_atoms & set(test_units) and len(train_atoms) + len(test_units) == len(units)
+    assert set("street(" + test.tables["street"]["targets"]["a0"].astype(str) + ")") == set(test_units)
+    few = _truth_only(scenes[0], "street",
+                      keep=lambda lab: (lab["value"] < 0.5) | lab.index.isin(lab.index[lab["value"] >= 0.5][:3]))
+    assert int((splits.units(few, ["street"])["stratum"] >= 0.5).sum()) == 3
+    # too few positives to split: trained and tested on the same examples, and said so
+    assert held_out_units(few, s)[0] == [] and train_test(few, s)[0] is few

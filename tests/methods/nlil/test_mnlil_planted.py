@@ -18,9 +18,9 @@ from xcore.errors import DataError, XcoreError
 from xcore.methods import run_method
 from xcore.nlil.graph import kb_from_dataset, queries
 from xcore.nlil.kg import filtered_ranks
-from xcore.nlil.method import NLILSettings
 from xcore.nlil.mnlil import Config, fit_label
 from xcore.nlil.rules import Rule, Statement, fires, quality
+from xcore.nlil.settings import NLILSettings
 
 
 def planted_rule(label: str, alt: PlantedRule) -> Rule:
@@ -115,7 +115,7 @@ def test_method_run_on_scenes_reports_rules_and_firing_cluster():
     ds = make_scenes(n_scenes=40, seed=2)
     run = run_method("nlil", ds, NLILSettings(heads=("table",), clusters=2, depth=1, epochs=60, rounds=2),
                      cache=None)
-    rules = run.extras["rules"]
+    rules = run.model.rules_
     assert set(rules["cluster"]) == {"0", "1", "union"}
     p = run.predictions
     assert p["target"].str.startswith("table(").all() and p["truth"].notna().all()
@@ -125,7 +125,7 @@ def test_method_run_on_scenes_reports_rules_and_firing_cluster():
     assert bool(row["rule_fires"]) == any(fired)
     assert run.metrics["recall"] > 0.5
     with pytest.raises(XcoreError, match="not a target"):
-        from xcore.nlil.method import RuleExplainer
+        from xcore.nlil.explainers import RuleExplainer
         RuleExplainer().explain(run.model, targets=["table(nope)"])
 
 
@@ -147,12 +147,12 @@ def test_gcn_mode_rules_are_faithful_and_compared_with_gnnexplainer():
     run = run_method("nlil", ds, NLILSettings(heads=("street",), mode="gcn", depth=1, epochs=60, rounds=2,
                                               clusters=3, gcn_epochs=150, compare_nodes=5, explain_targets=5,
                                               explainer_epochs=30), cache=None)
-    cmp = run.extras["gcn_comparison"]
+    cmp = run.model.gcn_comparison_
     assert list(cmp["explainer"]) == ["m-NLIL rules", "GNNExplainer (top-k edges)"]
     assert (cmp["nodes"] == 5).all() and cmp[["fidelity+", "fidelity-"]].apply(lambda c: c.between(0, 1).all()).all()
     assert run.metrics["rules_agreement_with_gcn"] > 0.8  # the rules reproduce the GCN, not just the truth
     p = run.predictions
-    rules = run.extras["rules"]
+    rules = run.model.rules_
     union = rules[rules["cluster"] == "union"].iloc[0]
     assert union["fidelity"] == pytest.approx(((p["gcn"] >= 0.5) == p["rule_fires"]).mean())
     edges = run.explanations["nlil:gnnexplainer"][0]

@@ -11,8 +11,8 @@ import pandas as pd
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate, Schema
 from xcore.methods import run_method
-from xcore.nlil.method import NLILSettings
 from xcore.nlil.mnlil import Config, _initial
+from xcore.nlil.settings import NLILSettings
 
 
 def few_positives() -> RelationalDataset:
@@ -29,7 +29,7 @@ def few_positives() -> RelationalDataset:
 def test_every_cluster_below_the_minimum_keeps_the_largest():
     settings = NLILSettings(heads=("h",), clusters=3, rounds=3, epochs=20, seed=0, n_jobs=1, init="kmeans")
     run = run_method("nlil", few_positives(), settings, cache=None)
-    assert len(run.extras["rules"]) >= 1  # it ran to the end and learned the surviving cluster's rule
+    assert len(run.model.rules_) >= 1  # it ran to the end and learned the surviving cluster's rule
 
 
 def test_an_embedding_without_features_starts_one_cluster():

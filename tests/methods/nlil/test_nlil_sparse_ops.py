@@ -13,8 +13,8 @@ from xcore.errors import ConfigError
 from xcore.methods import run_method
 from xcore.nlil.graph import KB, Operators
 from xcore.nlil.linkpred import TripleKB, fit_link_predictor
-from xcore.nlil.method import NLILSettings
 from xcore.nlil.model import torch_device
+from xcore.nlil.settings import NLILSettings
 from xcore.nlil.sparse import SparseGraph
 
 

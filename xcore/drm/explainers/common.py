@@ -1,0 +1,27 @@
+"""What both DRM explainers share: which targets they explain and the feature definitions of a clause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xcore.data.dataset import RelationalDataset
+from xcore.drm.estimator import DRMEstimator, Rows
+
+
+def unsupported(model: Any) -> str | None:
+    """Why a DRM explainer cannot explain `model`, or None."""
+    if not isinstance(model, DRMEstimator):
+        return "explains a deep relational machine only"
+    return None if model.is_fitted() else "the model is not fitted"
+
+
+def wanted_targets(model: DRMEstimator, data: RelationalDataset | None,
+                   targets: list[str] | None) -> tuple[list[str], Rows]:
+    """(the targets to explain: `targets`, else the first `explain_rows` examples of `data`; their rows)."""
+    rows = model.rows(data)
+    return (list(targets) if targets is not None else rows[0][: model.settings.explain_rows]), rows
+
+
+def definitions(model: DRMEstimator, feats: tuple[int, ...]) -> dict[str, str]:
+    """Feature name -> its Prolog definition, for the features of one clause."""
+    return {model.features_[f].name: model.features_[f].definition() for f in feats}
