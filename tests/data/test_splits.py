@@ -50,3 +50,9 @@ def test_holdout_refuses_unknown_units_and_holding_out_everything():
         splits.holdout(_data(), ["smokes(p5)"])
     with pytest.raises(XcoreError, match="at least one labelled unit"):
         splits.holdout(_data(), [f"smokes(p{i})" for i in range(5)])
+
+
+def test_units_of_a_binary_target_without_truth_are_none():
+    schema = Schema.of([Predicate("knows", 2)])
+    ds = RelationalDataset(schema, {"knows": {"targets": pd.DataFrame({"a0": ["x"], "a1": ["y"], "value": float("nan")})}})
+    assert splits.units(ds).empty

@@ -86,6 +86,6 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
         out.write(note + "\n")
     for k, v in run.metrics.items():
         out.write(f"{k:>12} {v:.6g}\n")
-    for note in run.extras.get("notes", ()) if isinstance(run.extras, dict) else ():
+    for note in getattr(run.model, "notes_", ()) or ():  # what the fit noticed (e.g. Markov logic's learning)
         out.write(f"note: {note}\n")
     return EXIT_OK

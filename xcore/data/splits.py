@@ -31,7 +31,7 @@ def row_text(index: object) -> str:
 
 def atom_text(predicate: str, args: pd.DataFrame) -> pd.Series:
     """The canonical target text of each atom of `predicate` (``friends(anna, bob)``)."""
-    if args.shape[1] == 0:
+    if args.shape[1] == 0 or args.empty:  # (agg over the rows of an empty frame gives a frame, not texts)
         return pd.Series([f"{predicate}()"] * len(args), index=args.index, dtype=object)
     joined = args.astype(str).agg(", ".join, axis=1)
     return predicate + "(" + joined + ")"

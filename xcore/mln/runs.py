@@ -79,7 +79,7 @@ def run(dataset: RelationalDataset, settings: MLNSettings, progress: Progress | 
         predictions, explanations = select_query(settings.query, data, predictions, explanations)
     return Run(method="mln", settings=settings, fingerprint=dataset.fingerprint(), predictions=predictions,
                explanations=explanations, summary=est.rules_summary(), metrics=_metrics(est, predictions),
-               timings=timings, dataset=dataset.name, model=est, extras={"notes": est.notes_})
+               timings=timings, dataset=dataset.name, model=est)
 
 
 def _explain_all(est: MLNEstimator, data: RelationalDataset, settings: MLNSettings, fit_seconds: float,
