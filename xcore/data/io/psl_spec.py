@@ -23,6 +23,7 @@ from xcore.data.io.limits import Limits
 from xcore.data.io.psl_folder import read_psl_file
 from xcore.data.schema import Predicate
 from xcore.errors import DataError, ParseError, brief
+from xcore.logic.parser import parse_rule
 from xcore.logic.rule_identity import first_of_each
 
 SPLITS = ("infer", "learn")
@@ -144,8 +145,6 @@ class PSLProject:
         return [(specs[i], specs[j]) for i, j in pairs]
 
     def _parse_rule(self, spec: RuleSpec):
-        from xcore.logic.parser import parse_rule
-
         try:
             rule = parse_rule(spec.text, dialect="psl")
         except ParseError as e:
