@@ -11,6 +11,7 @@ from ui.components import derived, explanation_panel
 from ui.forms import FormLayout
 from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
+from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
 from xcore.drm.method import (
     DRMSettings,
@@ -43,12 +44,13 @@ def folds_note(ds: RelationalDataset, values) -> str | None:
 LAYOUT = FormLayout(
     rows=(("max_draws", "max_literals", "depth", "seed"), ("folds", "hamming", "min_neighbours", "max_epochs"),
           ("modes",)),
-    advanced=(("fold_predicate", "inner_folds", "dropout"), ("learning_rates", "weight_decays"),
+    advanced=(("fold_predicate", "inner_folds", "dropout"), ("hidden", "learning_rates", "weight_decays"),
               ("beam", "max_body", "explain_rows")),
-    hidden=("relevance", "hidden"),
+    hidden=("relevance",),
     widgets={"modes": "text_area"},
     steps={"max_draws": 100, "max_epochs": 10, "dropout": 0.05},
-    notes={"folds": folds_note})
+    notes={"folds": folds_note},
+    titles={"hidden": "Hidden layers (architectures tried)"})
 
 
 def settings_form(ds: RelationalDataset) -> DRMSettings | None:
@@ -80,8 +82,11 @@ def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
 def show_target(run: Run, target: str) -> None:
     """The selected prediction: neighbourhood, maximal-fidelity clauses under editable relevance, structure."""
     model = run.model
+    # the run's levels until the user edits them; the edit is kept across navigation until another run
+    reset_on("drm_relevance", (run.fingerprint, run.settings.key()), run.settings.relevance)
     text = st.text_area("Relevance levels (least relevant first; edit to see the choice change)",
-                        run.settings.relevance, key="drm_relevance", height=90)
+                        key="drm_relevance", height=90)
+    keep("drm_relevance")
     relevance = guarded(parse_relevance, text)
     if relevance is None:
         return
