@@ -111,8 +111,13 @@ def show_target(run: Run, target: str) -> None:
                    "alone.")
     explanation_panel(exp, key="drm_exp", graph=False, title="Maximal-fidelity explanations")
     rows = [{"clause": it.text, "unfolded": it.natural, "fidelity": it.score, "relevance": it.extras["relevance"],
-             "chosen (fidelity, relevance)": it.extras["chosen_by_relevance"]} for it in exp.items]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_clauses")
+             "chosen": it.extras["chosen_by_relevance"]} for it in exp.items]
+    # sized to fit 1400 px beside the sidebar (both clause texts at their natural width took 994 px of 938)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_clauses", column_config={
+        "clause": st.column_config.TextColumn(width="medium", help="The clause over drawn features."),
+        "unfolded": st.column_config.TextColumn(width="large", help="The clause with each feature's definition "
+                                                                     "unfolded (in full in the list above)."),
+        "chosen": st.column_config.CheckboxColumn(help="Chosen by fidelity, then relevance.")})
     if exp.items:
         with st.expander("Feature definitions of the chosen clause", expanded=True):
             st.code("\n".join(exp.items[0].extras["definitions"].values()), language="prolog")
