@@ -131,7 +131,9 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
     if view.empty:
         st.info(f"No target contains {query!r}.")
         return None
-    config = {c: st.column_config.Column(help=COLUMN_HELP[c]) for c in view.columns if c in COLUMN_HELP}
+    # the target stays in view when a narrow window scrolls the table sideways
+    config = {c: st.column_config.Column(help=COLUMN_HELP[c], pinned=c == "target" or None)
+              for c in view.columns if c in COLUMN_HELP}
     event = st.dataframe(view.round(4), hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key=f"{key}_table", height=height, column_config=config)
     rows = event.selection.rows if event is not None else []
