@@ -114,7 +114,7 @@ def open_method_page(browser, url: str, path: str, load: str, run: str, shown: s
     time.sleep(1.0)  # a click during the sample's rerun is lost
     click_when_ready(page.get_by_role("button", name=run, exact=True).first)
     page.get_by_text(shown).first.wait_for(timeout=300_000)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)  # an explanation computed after the metrics
     time.sleep(settle)  # plotly finishes drawing
     return page
 
@@ -261,7 +261,6 @@ def run_method_pages(url: str) -> dict[str, PageRun]:
         try:
             for path, load, run, shown in METHOD_PAGES:
                 rec = runs[path] = PageRun(path)
-                page = None
                 try:
                     # plotly needs longer to draw a tall page's many figures
                     page = open_method_page(browser, url, path, load, run, shown, width=1400, height=4400, settle=6.0)
@@ -275,13 +274,16 @@ def run_method_pages(url: str) -> dict[str, PageRun]:
                             rec.downloads_error = traceback.format_exc()
                 except Exception:  # noqa: BLE001 - recorded for the tests of this page
                     rec.error = traceback.format_exc()
-                    if page is not None:
-                        with contextlib.suppress(Exception):
-                            LOGS.mkdir(parents=True, exist_ok=True)
-                            page.screenshot(path=str(LOGS / f"method_page_{path}.png"), full_page=True)
+                    for context in browser.contexts:  # the page as it stood, beside the server log
+                        for open_page in context.pages:
+                            with contextlib.suppress(Exception):
+                                LOGS.mkdir(parents=True, exist_ok=True)
+                                open_page.screenshot(path=str(LOGS / f"method_page_{path}.png"), full_page=True)
+                                (LOGS / f"method_page_{path}.txt").write_text(open_page.inner_text("body"))
                 finally:
-                    if page is not None:
-                        page.close()
+                    for context in browser.contexts:
+                        for open_page in context.pages:
+                            open_page.close()
         finally:
             browser.close()
     return runs
