@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.state import remember_widgets
 from xcore.methods.catalog import catalog
 from xcore.study.access import STUDY_PARAM, TOKEN_PARAM
 
@@ -66,4 +67,6 @@ PARTICIPANT = is_participant_link()
 st.set_page_config(page_title="xcore — relational explanation inspector", page_icon="🔎",
                    layout="centered" if PARTICIPANT else "wide",
                    initial_sidebar_state="collapsed" if PARTICIPANT else "auto")
+if not PARTICIPANT:
+    remember_widgets()  # a value typed just before leaving a page is kept (the page's own pass may be cut short)
 (participant_navigation() if PARTICIPANT else build_navigation()).run()

@@ -11,6 +11,7 @@ from ui.components import derived, explanation_panel
 from ui.forms import FormLayout
 from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
+from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
 from xcore.drm.explainers import FidelityExplainer
 from xcore.drm.mutagenesis import load_mutagenesis
@@ -39,12 +40,13 @@ def folds_note(ds: RelationalDataset, values) -> str | None:
 LAYOUT = FormLayout(
     rows=(("max_draws", "max_literals", "depth", "seed"), ("folds", "hamming", "min_neighbours", "max_epochs"),
           ("modes",)),
-    advanced=(("fold_predicate", "inner_folds", "dropout"), ("learning_rates", "weight_decays"),
+    advanced=(("fold_predicate", "inner_folds", "dropout"), ("hidden", "learning_rates", "weight_decays"),
               ("beam", "max_body", "explain_rows")),
-    hidden=("relevance", "hidden"),
+    hidden=("relevance",),
     widgets={"modes": "text_area"},
     steps={"max_draws": 100, "max_epochs": 10, "dropout": 0.05},
-    notes={"folds": folds_note})
+    notes={"folds": folds_note},
+    titles={"hidden": "Hidden layers (architectures tried)"})
 
 
 def settings_form(ds: RelationalDataset) -> DRMSettings | None:
@@ -76,8 +78,11 @@ def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
 def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
     """The selected prediction: neighbourhood, maximal-fidelity clauses under editable relevance, structure."""
     model = run.model
+    # the run's levels until the user edits them; the edit is kept across navigation until another run
+    reset_on("drm_relevance", (run.fingerprint, run.settings.key()), run.settings.relevance)
     text = st.text_area("Relevance levels (least relevant first; edit to see the choice change)",
-                        run.settings.relevance, key="drm_relevance", height=90)
+                        key="drm_relevance", height=90)
+    keep("drm_relevance")
     relevance = guarded(parse_relevance, text)
     if relevance is None:
         return
@@ -102,8 +107,13 @@ def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
                    "alone.")
     explanation_panel(exp, key="drm_exp", graph=False, title="Maximal-fidelity explanations")
     rows = [{"clause": it.text, "unfolded": it.natural, "fidelity": it.score, "relevance": it.extras["relevance"],
-             "chosen (fidelity, relevance)": it.extras["chosen_by_relevance"]} for it in exp.items]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_clauses")
+             "chosen": it.extras["chosen_by_relevance"]} for it in exp.items]
+    # sized to fit 1400 px beside the sidebar (both clause texts at their natural width took 994 px of 938)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="drm_clauses", column_config={
+        "clause": st.column_config.TextColumn(width="medium", help="The clause over drawn features."),
+        "unfolded": st.column_config.TextColumn(width="large", help="The clause with each feature's definition "
+                                                                     "unfolded (in full in the list above)."),
+        "chosen": st.column_config.CheckboxColumn(help="Chosen by fidelity, then relevance.")})
     if exp.items:
         with st.expander("Feature definitions of the chosen clause", expanded=True):
             st.code("\n".join(exp.items[0].extras["definitions"].values()), language="prolog")

@@ -26,6 +26,7 @@ from xcore.psl.sweep import as_float_grid, sweep
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"
+GAMMA_GRID = "0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1"
 WEIGHT_WORDS = {"calibrated": "jointly, calibrated MAP", "joint": "jointly by PPLL",
                 "per_rule": "PPLL per rule (paper)"}
 
@@ -123,7 +124,9 @@ def show_search(run: Run) -> None:
 
 
 def show_sweep(ds: RelationalDataset, run: Run) -> None:
-    grid_text = st.text_input("γ grid", "0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1", key="esms_grid")
+    keep("esms_grid", GAMMA_GRID)  # the user's grid, kept across navigation
+    grid_text = st.text_input("γ grid", key="esms_grid")
+    keep("esms_grid")
     grid = guarded(as_float_grid, grid_text)
     if grid is None:
         return

@@ -25,6 +25,7 @@ from ui.run_control import (  # noqa: F401 (shared)
     session_runs,
     show_error,
 )
+from ui.state import keep, remembered
 from xcore.data import RelationalDataset
 from xcore.data.samples import load_sample, sample_info
 from xcore.errors import XcoreError
@@ -107,16 +108,22 @@ COLUMN_HELP = {
 
 def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str | None:
     """Filter, sort and select predictions; returns the selected row's target (the first row by default).
+    The filter and the sort are kept while the user visits other pages.
 
     Column headers carry tooltips (`COLUMN_HELP`) for numbers such as ω(POS) low/high or R-hat."""
     if frame.empty:
         st.info("This run made no predictions.")
         return None
     c1, c2, c3 = st.columns([3, 2, 1])
-    query = c1.text_input("Filter targets", "", key=f"{key}_filter", placeholder="part of a target, e.g. u01")
     columns = list(frame.columns)
-    sort = c2.selectbox("Sort by", columns, index=0, key=f"{key}_sort")
-    descending = c3.toggle("Descending", value=False, key=f"{key}_desc")
+    keys = (f"{key}_filter", f"{key}_sort", f"{key}_desc")
+    for name, default, allowed in zip(keys, ("", columns[0], False), (None, columns, None)):
+        remembered(name, default, allowed)  # kept across navigation (issue 24)
+    query = c1.text_input("Filter targets", key=keys[0], placeholder="part of a target, e.g. u01")
+    sort = c2.selectbox("Sort by", columns, key=keys[1])
+    descending = c3.toggle("Descending", key=keys[2])
+    for name in keys:
+        keep(name)
     view = frame
     if query:
         view = view[view["target"].astype(str).str.contains(query, regex=False, case=False)]
@@ -124,7 +131,9 @@ def predictions_browser(frame: pd.DataFrame, key: str, height: int = 300) -> str
     if view.empty:
         st.info(f"No target contains {query!r}.")
         return None
-    config = {c: st.column_config.Column(help=COLUMN_HELP[c]) for c in view.columns if c in COLUMN_HELP}
+    # the target stays in view when a narrow window scrolls the table sideways
+    config = {c: st.column_config.Column(help=COLUMN_HELP[c], pinned=c == "target" or None)
+              for c in view.columns if c in COLUMN_HELP}
     event = st.dataframe(view.round(4), hide_index=True, width="stretch", on_select="rerun",
                          selection_mode="single-row", key=f"{key}_table", height=height, column_config=config)
     rows = event.selection.rows if event is not None else []

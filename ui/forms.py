@@ -28,6 +28,7 @@ from pydantic_core import PydanticUndefined
 from ui.common import guarded
 from ui.state import form_store, keep, put
 from xcore.data import RelationalDataset
+from xcore.errors import ConfigError
 from xcore.methods import MethodSpec, Settings
 
 NONE = "(none)"
@@ -56,6 +57,7 @@ class FormLayout:
       their default follow them.
     - `show_if` / `disable_if`: field -> f(values) -> bool.
     - `notes`: field -> f(data, values) -> a caption under the field (what really runs), or None.
+    - `titles`: field -> its label where the field declares no `title` (declaring one is better).
     """
 
     rows: tuple[tuple[str, ...], ...] = ()
@@ -70,6 +72,7 @@ class FormLayout:
     show_if: Mapping[str, Callable[[Values], bool]] = field(default_factory=dict)
     disable_if: Mapping[str, Callable[[Values], bool]] = field(default_factory=dict)
     notes: Mapping[str, Callable[[RelationalDataset, Values], str | None]] = field(default_factory=dict)
+    titles: Mapping[str, str] = field(default_factory=dict)
     advanced_title: str = "More settings"
 
     def named(self) -> set[str]:
@@ -128,16 +131,26 @@ def is_flat_number_tuple(kind: Any) -> bool:
     return typing.get_origin(kind) is tuple and args[:1] in ((int,), (float,))
 
 
-def label_of(name: str, info: FieldInfo) -> str:
-    """The field's title, else its name in words."""
-    return info.title or name.replace("_", " ").capitalize()
+def is_nested_number_tuple(kind: Any) -> bool:
+    """A tuple of number tuples (DRM's `hidden`: the layer sizes of each architecture tried)."""
+    args = typing.get_args(kind)
+    return typing.get_origin(kind) is tuple and len(args) >= 1 and is_flat_number_tuple(args[0])
+
+
+NESTED_HELP = "Groups separated by ';', numbers within a group by ',' (e.g. `16; 32, 16`: two groups)."
+"""Help of a tuple-of-tuples field, after the field's own description."""
+
+
+def label_of(name: str, info: FieldInfo, layout: FormLayout | None = None) -> str:
+    """The field's title, else the layout's, else its name in words."""
+    return info.title or (layout.titles.get(name) if layout else None) or name.replace("_", " ").capitalize()
 
 
 def drawable(info: FieldInfo) -> bool:
     """Whether the form can draw a widget for this field's type."""
     kind, _ = base_type(info.annotation)
     return (kind in (bool, int, float, str) or literal_choices(info.annotation) is not None or is_str_tuple(kind)
-            or is_flat_number_tuple(kind))
+            or is_flat_number_tuple(kind) or is_nested_number_tuple(kind))
 
 
 # ---------------------------------------------------------------------- the form
@@ -168,6 +181,8 @@ def _to_widget(value: Any, info: FieldInfo, options: list | None = None) -> Any:
         return list(value or [])
     if is_flat_number_tuple(kind):
         return ", ".join(str(v) for v in value or ())
+    if is_nested_number_tuple(kind):
+        return "; ".join(", ".join(str(v) for v in group) for group in value or ())
     if kind is float and value is not None:
         return float(value)
     return value
@@ -182,6 +197,9 @@ def _from_widget(value: Any, info: FieldInfo) -> Any:
         return tuple(value or ())
     if is_flat_number_tuple(kind):
         return tuple(v.strip() for v in str(value).split(",") if v.strip())
+    if is_nested_number_tuple(kind):  # "16; 32, 16" -> (("16",), ("32", "16")): the Settings convert and check
+        groups = (tuple(v.strip() for v in g.split(",") if v.strip()) for g in str(value).split(";"))
+        return tuple(g for g in groups if g)
     return value
 
 
@@ -197,7 +215,9 @@ def draw(container: Any, method: str, name: str, info: FieldInfo, layout: FormLa
     """One widget for one field, its state already in session state (no default passed)."""
     key = widget_key(method, name)
     kind, optional = base_type(info.annotation)
-    label, help_text = label_of(name, info), info.description
+    label, help_text = label_of(name, info, layout), info.description
+    if is_nested_number_tuple(kind):
+        help_text = f"{help_text or ''} {NESTED_HELP}".strip()
     disabled = bool(layout.disable_if.get(name, lambda v: False)(values))
     how = layout.widgets.get(name)
     show = layout.labels.get(name)
@@ -295,12 +315,17 @@ def settings_form(spec: MethodSpec, data: RelationalDataset, layout: FormLayout,
         with st.expander(layout.advanced_title):
             draw_rows(advanced, st)
     chosen = {**values, **drawn, **(fixed or {})}
-    missing = [label_of(n, fields[n]) for n in fields if n in drawn and drawn[n] is None
+    missing = [label_of(n, fields[n], layout) for n in fields if n in drawn and drawn[n] is None
                and not base_type(fields[n].annotation)[1]]
     if missing:
         st.info(f"Choose a value for: {', '.join(missing)}.")
         return None
-    return guarded(settings_type.parse, {k: v for k, v in chosen.items() if k in fields})
+    try:
+        return settings_type.parse({k: v for k, v in chosen.items() if k in fields})
+    except ConfigError as e:  # the field by its label on the page, then what the Settings said
+        name = (e.field or "").split(".")[0]
+        st.error(f"**{label_of(name, fields[name], layout)}**: {e}" if name in fields else str(e))
+        return None
 
 
 def set_form(spec: MethodSpec, settings: Settings) -> None:

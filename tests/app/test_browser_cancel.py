@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, LOGS, app_url, click_when_ready  # noqa: F401 (fixture)
+from browser_kit import CHROMIUM, CHROMIUM_ARGS, LOGS, click_when_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, app_url, click_when_ready  # noqa: F401 (fixture)
+from browser_kit import CHROMIUM, CHROMIUM_ARGS, click_when_ready
 from test_browser_cancel import keep_evidence, set_number, wait_idle, wait_until
 
 from xcore.data.generators.scenes import make_scenes
@@ -26,7 +26,8 @@ def labels_box(page):
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing (make test installs it)")
-def test_m_nlil_labels_follow_generated_scenes_and_settings_survive_navigation(app_url):
+def test_m_nlil_labels_follow_generated_scenes_and_settings_survive_navigation(shared_app_url):
+    app_url = shared_app_url
     from playwright.sync_api import sync_playwright
 
     scenes = make_scenes(n_scenes=10, objects_per_scene=8, noise=0.05, seed=0)  # what the page generates

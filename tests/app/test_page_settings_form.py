@@ -70,6 +70,30 @@ def test_the_drm_form_shows_the_folds_that_run():
     assert any("Runs 5 folds: the smallest class has 5 examples" in c for c in captions(at))
 
 
+@pytest.mark.slow
+def test_the_drm_hidden_layers_are_drawn_parsed_validated_and_run():
+    """DRM's nested `hidden` (architectures of layer sizes) as text: `16; 32, 16` runs two architectures; a
+    bad entry is an error naming the field and nothing runs."""
+    at = page("drm", load_sample("trains_michalski10"))
+    box = at.text_input(key="drm_hidden")
+    assert box.value == "32" and "';'" in box.help and box.label.startswith("Hidden layers")
+    for value, problem in (("16; x", "valid integer"), ("16; 0", "positive layer sizes"), (" ; ", "at least one")):
+        box.set_value(value).run()
+        shown = [e.value for e in at.error]
+        assert any("Hidden layers" in e and problem in e for e in shown), (value, shown)
+        assert at.button(key="drm_train").disabled  # no settings, no run
+    for key, value in (("drm_max_draws", 400), ("drm_folds", 2), ("drm_max_epochs", 20)):
+        at.number_input(key=key).set_value(value)
+    at.text_input(key="drm_hidden").set_value("16;32, 16 ;").run()
+    assert not at.error, [e.value for e in at.error]
+    click(at, "drm_train")
+    run = list(at.session_state["_runs"].values())[-1]
+    assert run.settings.hidden == ((16,), (32, 16))
+    assert at.text_input(key="drm_hidden").value == "16;32, 16 ;"  # as typed; the run has the parsed value
+    nets = [d.value for d in at.dataframe if "hidden" in d.value.columns][0]
+    assert set(nets["hidden"]) <= {"(16,)", "(32, 16)"} and len(nets) >= 2
+
+
 class KnobSettings(ESMSSettings):
     """ESMS settings with one more field, as a developer would add it."""
 

@@ -100,3 +100,69 @@ def test_the_m_nlil_labels_follow_generated_scenes_at_once():
         wanted = planned_heads(scenes, NLILSettings())[0]
         assert at.multiselect(key="nlil_heads").value == wanted and "eastbound" not in wanted
         assert any("Will train: " + ", ".join(wanted) in c.value for c in at.caption)
+
+
+PLKB, DRM = "app_pages/plkb.py", "app_pages/drm.py"
+
+
+def latest_run(at: AppTest):
+    return list(at.session_state["_runs"].values())[-1]
+
+
+def away_and_back(at: AppTest, path: str) -> AppTest:
+    """To the Data page through the navigation and back to `path`."""
+    go(at, HOME)
+    return go(at, path)
+
+
+@pytest.mark.slow
+def test_the_predictions_filter_and_sort_survive_navigation():
+    """The predictions browser's filter, sort column and direction come back with the page (they were reset)."""
+    at = go(app(load_sample("titanic_like")), PLKB)
+    click(at, "plkb_train")
+    at.text_input(key="plkb_pred_filter").set_value("row 1")
+    at.selectbox(key="plkb_pred_sort").set_value("prediction")
+    at.toggle(key="plkb_pred_desc").set_value(True)
+    at.run()
+    shown = [d.value for d in at.dataframe if "target" in d.value.columns][0]
+    for _ in range(2):
+        away_and_back(at, PLKB)
+        assert at.text_input(key="plkb_pred_filter").value == "row 1"
+        assert at.selectbox(key="plkb_pred_sort").value == "prediction"
+        assert at.toggle(key="plkb_pred_desc").value is True
+        again = [d.value for d in at.dataframe if "target" in d.value.columns][0]
+        assert list(again["target"]) == list(shown["target"]) and len(again) < len(latest_run(at).predictions)
+
+
+@pytest.mark.slow
+def test_the_esms_gamma_grid_survives_navigation():
+    at = go(app(load_sample("friends_smokers")), ESMS)
+    at.number_input(key="esms_iterations").set_value(2)
+    at.run()
+    click(at, "esms_run_btn")
+    at.text_input(key="esms_grid").set_value("0, 0.5, 1").run()
+    for _ in range(2):
+        away_and_back(at, ESMS)
+        assert at.text_input(key="esms_grid").value == "0, 0.5, 1"
+
+
+@pytest.mark.slow
+def test_the_drm_relevance_edit_survives_navigation_until_another_run():
+    at = go(app(load_sample("trains_michalski10")), DRM)
+    for key, value in (("drm_max_draws", 400), ("drm_folds", 2), ("drm_max_epochs", 40)):
+        at.number_input(key=key).set_value(value)
+    at.run()
+    click(at, "drm_train")
+    shown = at.text_area(key="drm_relevance").value
+    edited = "r1: load\nr2: wheels, short, closed\n"
+    assert shown != edited
+    at.text_area(key="drm_relevance").set_value(edited).run()
+    assert not errors(at), errors(at)
+    for _ in range(2):
+        away_and_back(at, DRM)
+        assert at.text_area(key="drm_relevance").value == edited
+        assert not errors(at), errors(at)
+    at.number_input(key="drm_max_epochs").set_value(30)
+    at.run()
+    click(at, "drm_train")  # another run: its own levels again
+    assert at.text_area(key="drm_relevance").value == latest_run(at).settings.relevance
