@@ -11,6 +11,7 @@ from xcore.compare import compare_runs, disagreements, pair_summary, top_items_t
 from xcore.errors import XcoreError
 from xcore.methods import Run
 from xcore.methods.session_runs import run_label
+from xcore.report import compare_html
 from xcore.viz.agreement import agreement_figures
 
 
@@ -83,8 +84,6 @@ if not worst.empty:
 
 
 def _compare_html() -> str:
-    from xcore.report import compare_html
-
     return compare_html(columns, agreement, k=k)
 
 

@@ -13,6 +13,7 @@ from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
 from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
+from xcore.drm.explain import clause_text, structured_text
 from xcore.drm.explainers import FidelityExplainer
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem, language_limits
@@ -118,7 +119,6 @@ def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
         with st.expander("Feature definitions of the chosen clause", expanded=True):
             st.code("\n".join(exp.items[0].extras["definitions"].values()), language="prolog")
     st.subheader("Structured alternatives")
-    from xcore.drm.explain import clause_text, structured_text
     shown = 0
     for j, structs in loc.structured.items():
         u = loc.clauses[j]

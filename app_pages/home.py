@@ -8,6 +8,7 @@ from ui.common import cached_upload, dataset_source, get_dataset, guarded, set_d
 from ui.state import keep
 from xcore.data import RelationalDataset
 from xcore.data.samples import list_samples, load_sample
+from xcore.methods.surrogate import attach_user_model, attached_summary
 from xcore.viz import predicate_graph_figure, value_histogram_figure
 
 UPLOAD_TYPES = ["zip", "csv", "tsv", "txt", "pl", "b", "f", "n", "json", "yaml", "yml", "data", "psl"]
@@ -58,8 +59,6 @@ def choose_data() -> None:
 
 def your_model(ds: RelationalDataset) -> None:
     """Explain your own model: attach its predictions (CSV) or, for a table, its ONNX file (issue 28)."""
-    from xcore.methods.surrogate import attach_user_model, attached_summary
-
     with st.expander("Explain your own model (its predictions, or an ONNX model of a table)",
                      expanded=ds.user_predictions is not None):
         said = attached_summary(ds)

@@ -35,7 +35,8 @@ from xcore.explain.text import explanation_markdown, markdown_escape
 from xcore.explain.types import Explanation
 from xcore.methods import REGISTRY, Run, Settings
 from xcore.methods.baselines import BASELINE_PREFIX, BASELINE_WHAT, LOWER_IS_BETTER
-from xcore.report import report_html
+from xcore.methods.verify import verify_run
+from xcore.report import card_html, report_html
 from xcore.viz import (
     explanation_graph_figure,
     global_importance_figure,
@@ -181,8 +182,6 @@ def explanation_panel(exp: Explanation, key: str, k: int = 10, graph: bool = Tru
 
 def explanation_card_download(exp: Explanation, key: str) -> None:
     """This explanation as a standalone HTML card (text, bars, graph; opens offline), built on click."""
-    from xcore.report import card_html
-
     name = "".join(ch if ch.isalnum() else "_" for ch in exp.target).strip("_")[:40] or "explanation"
     st.download_button("Explanation card (HTML)", lambda: card_html(exp), f"{name}_card.html",
                        key=f"{key}_card", mime="text/html", on_click="ignore")
@@ -216,8 +215,6 @@ def global_panel(run: Run, key: str, k: int = 5) -> None:
 def verify_panel(run: Run, dataset: RelationalDataset, key: str) -> None:
     """Check the run's explanations against its model by intervention (`xcore.methods.verify`): each of
     the top-k items of every explained prediction is taken away and the prediction re-inferred."""
-    from xcore.methods.verify import verify_run
-
     st.caption("Each reason is a claim about the model. Verification takes each of the top-k reasons away the "
                "way the method defines it (removes the ground rule, sets the formula's weight to 0, masks the "
                "features or the word), infers again, and checks that the prediction moves the way the reason "

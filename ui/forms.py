@@ -249,20 +249,37 @@ def settings_form(spec: MethodSpec, data: RelationalDataset, layout: FormLayout,
                   fixed: Mapping[str, Any] | None = None) -> Settings | None:
     """Draw the form of the method's `Settings` for `data` and return the validated settings (None, with
     the reason shown in words, when they are not valid); `fixed` sets fields the page decides itself."""
-    method, settings_type, defaults = spec.key, spec.settings_type, spec.default_settings
-    fields = settings_type.model_fields
-    store = form_store(method)
+    fields = spec.settings_type.model_fields
+    store = form_store(spec.key)
+    base = _base_values(spec, data, store)
+    basic, advanced = layout.all_rows(spec.settings_type)
+    order = [f for rows in (basic, advanced) for row in rows for f in row]
+    values = _values_before_drawing(spec.key, fields, base, order, store, layout, data)
+    drawn: dict[str, Any] = {}
+    _draw_rows(basic, st, spec.key, fields, layout, data, values, drawn)
+    if any(f in fields and drawable(fields[f]) for row in advanced for f in row):
+        with st.expander(layout.advanced_title):
+            _draw_rows(advanced, st, spec.key, fields, layout, data, values, drawn)
+    return _validated(spec.settings_type, fields, layout, {**values, **drawn, **(fixed or {})}, drawn)
+
+
+def _base_values(spec: MethodSpec, data: RelationalDataset, store: dict[str, Any]) -> dict[str, Any]:
+    """The method's defaults for `data` (computed once per dataset), with each field's own default for
+    a field they leave out."""
     if store.get("data") is not data:  # datasets are never changed in place: identity says "same data"
-        store["base"] = guarded(lambda: defaults(data).to_dict()) or {}
+        store["base"] = guarded(lambda: spec.default_settings(data).to_dict()) or {}
         store["data"], store["follow"] = data, {}
     base: dict[str, Any] = dict(store["base"])
-    for name, info in fields.items():  # a field the defaults leave out (a required one): its own default
+    for name, info in spec.settings_type.model_fields.items():
         if name not in base and info.default is not PydanticUndefined:
             base[name] = info.get_default(call_default_factory=True)
-    basic, advanced = layout.all_rows(settings_type)
-    order = [f for rows in (basic, advanced) for row in rows for f in row]
+    return base
+
+
+def _values_before_drawing(method: str, fields: Mapping[str, Any], base: dict[str, Any], order: list[str],
+                           store: dict[str, Any], layout: FormLayout, data: RelationalDataset) -> dict[str, Any]:
+    """The values before drawing: kept ones, reset where the data cannot take them, following defaults."""
     drivers = [f for f in layout.follow_on if f in fields]
-    # 1. the values before drawing: kept ones, reset where the data cannot take them, following defaults
     values: dict[str, Any] = {}
     previous: dict[str, Any] = store.setdefault("defaults", {})
     current: dict[str, Any] = {}
@@ -288,33 +305,34 @@ def settings_form(spec: MethodSpec, data: RelationalDataset, layout: FormLayout,
             put(key, shown)  # left at the old default: follow the new one
         values[name] = _from_widget(st.session_state[key], info)
     store["defaults"] = current
-    # 2. draw, row by row
-    drawn: dict[str, Any] = {}
+    return values
 
-    def draw_rows(rows: tuple[tuple[str, ...], ...], where: Any) -> None:
-        for row in rows:
-            visible = [f for f in row if f in fields and drawable(fields[f])
-                       and layout.show_if.get(f, lambda v: True)(values)]
-            if not visible:
-                continue
-            cols = where.columns(len(visible)) if len(visible) > 1 else [where]
-            for col, name in zip(cols, visible):
-                info = fields[name]
-                options = _options(name, info, layout, data, values)
-                raw = draw(col, method, name, info, layout, options, values)
-                drawn[name] = _from_widget(raw, info)
-                keep(widget_key(method, name))
-                values[name] = drawn[name]
-                note = layout.notes.get(name)
-                text = note(data, values) if note else None
-                if text:
-                    col.caption(text)
 
-    draw_rows(basic, st)
-    if any(f in fields and drawable(fields[f]) for row in advanced for f in row):
-        with st.expander(layout.advanced_title):
-            draw_rows(advanced, st)
-    chosen = {**values, **drawn, **(fixed or {})}
+def _draw_rows(rows: tuple[tuple[str, ...], ...], where: Any, method: str, fields: Mapping[str, Any],
+               layout: FormLayout, data: RelationalDataset, values: dict[str, Any], drawn: dict[str, Any]) -> None:
+    """Draw the visible fields of `rows`, one row of columns each, updating `values` and `drawn`."""
+    for row in rows:
+        visible = [f for f in row if f in fields and drawable(fields[f])
+                   and layout.show_if.get(f, lambda v: True)(values)]
+        if not visible:
+            continue
+        cols = where.columns(len(visible)) if len(visible) > 1 else [where]
+        for col, name in zip(cols, visible):
+            info = fields[name]
+            options = _options(name, info, layout, data, values)
+            raw = draw(col, method, name, info, layout, options, values)
+            drawn[name] = _from_widget(raw, info)
+            keep(widget_key(method, name))
+            values[name] = drawn[name]
+            note = layout.notes.get(name)
+            text = note(data, values) if note else None
+            if text:
+                col.caption(text)
+
+
+def _validated(settings_type: type[Settings], fields: Mapping[str, Any], layout: FormLayout,
+               chosen: dict[str, Any], drawn: dict[str, Any]) -> Settings | None:
+    """The chosen values as validated settings, or None with what is missing or wrong shown on the page."""
     missing = [label_of(n, fields[n], layout) for n in fields if n in drawn and drawn[n] is None
                and not base_type(fields[n].annotation)[1]]
     if missing:

@@ -108,7 +108,15 @@ def method_page(spec: MethodSpec, extra_tabs: Sequence[Tab] | Callable[[Run], Se
     if summary is not None:
         summary(ctx)
     own = list(extra_tabs(run) if callable(extra_tabs) else extra_tabs)
-    standard = standard_views(run)
+    _draw_tabs(ctx, own, standard_views(run), explain, predictions_tab, quality_positive(run), downloads)
+
+
+def _draw_tabs(ctx: PageContext, own: list[Tab], standard: bool, explain: Callable[[PageContext, str], None],
+               predictions_tab: Callable[[PageContext], str | None] | None, positive: str | None,
+               downloads: Callable[[PageContext], None] | None) -> None:
+    """The run's tabs: predictions with their explanations, global view, model quality (when `standard`),
+    the page's own tabs, downloads and verify."""
+    run, ds, key = ctx.run, ctx.dataset, ctx.spec.key
     titles = (["Predictions & explanations", "Global view", "Model quality"] if standard else []) + \
         [t.title for t in own] + ["Downloads"] + (["Verify"] if standard else [])
     tabs = iter(st.tabs(titles))
@@ -123,7 +131,7 @@ def method_page(spec: MethodSpec, extra_tabs: Sequence[Tab] | Callable[[Run], Se
         with next(tabs):
             global_panel(run, key=f"{key}_global")
         with next(tabs):
-            quality_panel(run, key=f"{key}_quality", positive=quality_positive(run))
+            quality_panel(run, key=f"{key}_quality", positive=positive)
     for tab in own:
         with next(tabs):
             tab.draw(ctx)
