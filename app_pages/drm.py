@@ -34,7 +34,7 @@ def folds_note(ds: RelationalDataset, values) -> str | None:
     if settings is None:
         return None
     k, why = fold_count(ds, settings)
-    return None if why is None else f"Runs {k} folds: {why}."
+    return None if why is None else f"Holds out 1 of {k} folds: {why}."
 
 
 # Where DRM's settings go (the fields come from `DRMSettings`; relevance is edited beside an explanation).
