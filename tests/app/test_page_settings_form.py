@@ -67,7 +67,7 @@ def test_the_drm_form_shows_the_folds_that_run():
     at = page("drm", load_sample("trains_michalski10"))  # five trains per class: at most 5 folds
     assert at.number_input(key="drm_folds").value == 5
     at.number_input(key="drm_folds").set_value(10).run()
-    assert any("Runs 5 folds: the smallest class has 5 examples" in c for c in captions(at))
+    assert any("Holds out 1 of 5 folds: the smallest class has 5 examples" in c for c in captions(at))
 
 
 @pytest.mark.slow
