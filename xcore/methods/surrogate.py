@@ -4,7 +4,7 @@ faithfully it reproduces it (issue 28).
 `run_method` calls `check_surrogate` before and `attach_fidelity` after any run on a dataset that carries
 `user_predictions` (`xcore.data.predictions.with_predictions`), so the Python API, the command line and the
 pages all report the same figures. A run's prediction rows are its held-out targets (m-NLIL's test
-queries, DRM's out-of-fold predictions, the classifier's test rows, ESMS's test split), so fidelity is
+queries, DRM's held-out fold, the classifier's test rows, ESMS's test split), so fidelity is
 measured on them: agreement of classes, and R^2 / MAE of scores where the user gave scores (or soft
 truth values). Accuracy against the data's own truth sits beside it where the data has truth.
 """
