@@ -88,6 +88,9 @@ class MethodSpec:
     one parameter; `xcore.methods.evaluate` fits one per fold."""
     explainer_map: Mapping[str, Explainer] = field(default_factory=dict)
     """Registry name -> the explainer object (the method's `EXPLAINERS`)."""
+    explainer_aliases: Mapping[str, str] = field(default_factory=dict)
+    """Old explainer names (in bundles and studies written before a rename) -> today's registry names;
+    `Run.from_bundle` reads the old ones as today's."""
     surrogate: str = ""
     """What explains a user's model when the method is fitted to its predictions instead of the truth
     (e.g. "m-NLIL rules"); empty: the method cannot act as a surrogate (`xcore.methods.surrogate`)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -119,16 +119,52 @@ class Run:
         try:
             preds = data["predictions"]
             frame = pd.DataFrame(preds["rows"], columns=preds["columns"])
-            exps = {str(k): ExplanationSet.from_dict(v) for k, v in data.get("explanations", {}).items()}
-            summary = data.get("summary")
             method = str(data["method"])
-            return cls(method=method, settings=typed_settings(method, dict(data.get("settings", {}))),
+            aliases = explainer_aliases(method)
+            exps = {aliases.get(str(k), str(k)): renamed(ExplanationSet.from_dict(v), aliases)
+                    for k, v in data.get("explanations", {}).items()}
+            summary = data.get("summary")
+            settings = with_aliases(dict(data.get("settings", {})), aliases)
+            return cls(method=method, settings=typed_settings(method, settings),
                        fingerprint=str(data.get("fingerprint", "")), predictions=frame, explanations=exps,
                        summary=None if summary is None else Explanation.from_dict(summary, "summary"),
                        metrics=dict(data.get("metrics", {})), timings=dict(data.get("timings", {})),
                        dataset=str(data.get("dataset", "")))
         except (KeyError, TypeError, ValueError) as e:
             raise ExplanationError(f"run bundle is malformed: {e}") from None
+
+
+def explainer_aliases(method: str) -> Mapping[str, str]:
+    """The method's old explainer names -> today's (none for a method this xcore does not know)."""
+    return REGISTRY[method].explainer_aliases if method in REGISTRY else {}
+
+
+def renamed(explanations: ExplanationSet, aliases: Mapping[str, str]) -> ExplanationSet:
+    """The set with an old explainer name (its own and its members') read as today's."""
+    if not aliases:
+        return explanations
+    for e in explanations:
+        e.method = aliases.get(e.method, e.method)
+    explanations.method = aliases.get(explanations.method, explanations.method)
+    return explanations
+
+
+def with_aliases(settings: dict[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
+    """Settings whose explainer fields (names containing "explainer": a name or a list of them) hold
+    today's names."""
+    if not aliases:
+        return settings
+    out: dict[str, Any] = {}
+    for k, v in settings.items():
+        if "explainer" not in k:
+            out[k] = v
+        elif isinstance(v, str):
+            out[k] = aliases.get(v, v)
+        elif isinstance(v, list) and all(isinstance(x, str) for x in v):
+            out[k] = [aliases.get(x, x) for x in v]
+        else:
+            out[k] = v
+    return out
 
 
 def typed_settings(method: str, settings: dict[str, Any]) -> "Settings | dict[str, Any]":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xcore.methods.base import MethodSpec
 from xcore.mln.estimator import MLNEstimator
+from xcore.mln.explainer_names import ALIASES
 from xcore.mln.explainers import EXPLAINERS
 from xcore.mln.runs import applicable, default_settings, run
 from xcore.mln.settings import MLNSettings
@@ -13,6 +14,7 @@ SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(EXPLAINERS),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
     page="app_pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
+    explainer_aliases=ALIASES,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")
 """Markov logic: ground networks with evidence folded in, vectorised Gibbs sampling, exact

@@ -86,6 +86,8 @@ def test_old_explainer_names_still_load():
     bundle["settings"]["explainers"] = ["mln:m-explain", "lime", "shap"]  # as an older xcore wrote them
     bundle["explanations"]["lime"] = bundle["explanations"]["mln:m-explain"]
     old = Run.from_bundle(bundle)
-    assert "lime" in old.explanations
+    assert "mln:lime" in old.explanations and "lime" not in old.explanations  # read under today's name
+    assert isinstance(old.settings, MLNSettings)  # the old names in the settings are today's too
+    assert old.settings.explainers == ("mln:m-explain", "mln:lime", "mln:shap")
     assert MLNSettings.parse(dict(bundle["settings"])).explainers == ("mln:m-explain", "mln:lime", "mln:shap")
     assert MLNSettings(explainers=("shap",)).explainers == ("mln:shap",)
