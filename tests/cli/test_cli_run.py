@@ -20,7 +20,7 @@ from xcore.methods import REGISTRY, Run
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = list(REGISTRY)
 QUICK = {"esms": ["iterations=4", "rules_per_model=5"],
-         "mln": ["T=3", "n_samples=300", "burn_in=50", "explainers=mln:m-explain,mln:i-explain,lime"],
+         "mln": ["T=3", "n_samples=300", "burn_in=50", "explainers=mln:m-explain,mln:i-explain,mln:lime"],
          "plkb": ["explain_rows=10"]}
 """Small --set overrides so the suite stays fast (a method not listed runs with its sample's defaults)."""
 

@@ -37,6 +37,10 @@ class Registry(Mapping[str, Any]):
             self._loaded[key] = getattr(importlib.import_module(module), attr)
         return self._loaded[key]
 
+    def __contains__(self, key: object) -> bool:
+        """Whether `key` is registered (without importing its package; an unknown key is False, not an error)."""
+        return key in self._entries
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
