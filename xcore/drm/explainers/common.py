@@ -6,6 +6,7 @@ from typing import Any
 
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.estimator import DRMEstimator, Rows
+from xcore.methods.base import Explainer
 
 
 def unsupported(model: Any) -> str | None:
@@ -25,3 +26,13 @@ def wanted_targets(model: DRMEstimator, data: RelationalDataset | None,
 def definitions(model: DRMEstimator, feats: tuple[int, ...]) -> dict[str, str]:
     """Feature name -> its Prolog definition, for the features of one clause."""
     return {model.features_[f].name: model.features_[f].definition() for f in feats}
+
+
+class NeighbourhoodExplainer(Explainer):
+    """What both DRM explainers share: their settings (the Hamming neighbourhood and the clause search)
+    and the models they explain (a fitted DRM)."""
+
+    settings_fields = ("hamming", "min_neighbours", "beam", "max_body", "explain_rows")
+
+    def supports(self, model: Any) -> str | None:
+        return unsupported(model)

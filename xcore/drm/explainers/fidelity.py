@@ -3,15 +3,12 @@ instance's Hamming neighbourhood, the relevance choice first (Srinivasan, Vig & 
 
 from __future__ import annotations
 
-from typing import Any
-
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, unfolded
-from xcore.drm.explainers.common import definitions, unsupported, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, wanted_targets
 from xcore.drm.relevance import Relevance
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.methods.base import Explainer
 from xcore.runtime import Progress, scaled
 
 FIDELITY = "drm:fidelity"
@@ -26,17 +23,12 @@ FIDELITY_SCORE = ScoreSpec(
     signed=False, unit="fraction of neighbours", directed=False)
 
 
-class FidelityExplainer(Explainer):
+class FidelityExplainer(NeighbourhoodExplainer):
     """The maximal-fidelity unstructured feature clauses for a prediction, relevance choice first."""
 
     name = FIDELITY
     title = "Maximal-fidelity clauses"
     score_spec = FIDELITY_SCORE
-    settings_fields = ("hamming", "min_neighbours", "beam", "max_body", "explain_rows")
-
-    def supports(self, model: Any) -> str | None:
-        return unsupported(model)
-
     def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()

@@ -3,31 +3,23 @@ clauses that raise their relevance at the same fidelity."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, structured_text, unfolded
-from xcore.drm.explainers.common import definitions, unsupported, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, wanted_targets
 from xcore.drm.explainers.fidelity import FIDELITY_SCORE
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
-from xcore.methods.base import Explainer
 from xcore.runtime import Progress
 
 STRUCTURED = "drm:structured"
 
 
-class StructuredExplainer(Explainer):
+class StructuredExplainer(NeighbourhoodExplainer):
     """Structured alternatives (two invented features) of the maximal-fidelity clauses that raise relevance."""
 
     name = STRUCTURED
     title = "Structured explanations"
     score_spec = FIDELITY_SCORE
-    settings_fields = ("hamming", "min_neighbours", "beam", "max_body", "explain_rows")
-
-    def supports(self, model: Any) -> str | None:
-        return unsupported(model)
-
     def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()
