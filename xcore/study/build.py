@@ -21,6 +21,7 @@ from xcore.errors import ConfigError
 from xcore.explain.render import direction_phrase
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec, Target
 from xcore.methods.base import Run
+from xcore.methods.run import explainer_aliases
 from xcore.study.definition import (
     CODES,
     RELATIONAL_KINDS,
@@ -58,10 +59,16 @@ class ConditionSource:
     explainer: str
 
     def explanations(self):
-        if self.explainer not in self.run.explanations:
+        """The run's explanations by this explainer, under its name today or an old one (`explainer_aliases`)."""
+        name = self.explainer
+        if name not in self.run.explanations:
+            aliases = explainer_aliases(self.run.method)
+            others = [aliases.get(name)] + [old for old, new in aliases.items() if new == name]
+            name = next((n for n in others if n and n in self.run.explanations), name)
+        if name not in self.run.explanations:
             raise ConfigError(f"run {self.run_label!r} has no explanations by {self.explainer!r}; it has "
                               f"{', '.join(self.run.explanations) or 'none'}", field="conditions")
-        return self.run.explanations[self.explainer]
+        return self.run.explanations[name]
 
 
 def candidate_targets(sources: list[ConditionSource]) -> list[str]:
