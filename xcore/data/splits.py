@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from xcore.data.atom_texts import canonical_atoms
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 
@@ -31,10 +32,8 @@ def row_text(index: object) -> str:
 
 def atom_text(predicate: str, args: pd.DataFrame) -> pd.Series:
     """The canonical target text of each atom of `predicate` (``friends(anna, bob)``)."""
-    if args.shape[1] == 0 or args.empty:  # (agg over the rows of an empty frame gives a frame, not texts)
-        return pd.Series([f"{predicate}()"] * len(args), index=args.index, dtype=object)
-    joined = args.astype(str).agg(", ".join, axis=1)
-    return predicate + "(" + joined + ")"
+    columns = [args[c].to_numpy() for c in args.columns]
+    return pd.Series(canonical_atoms(predicate, columns, len(args)), index=args.index, dtype=object)
 
 
 def by_rows(dataset: RelationalDataset, predicates: Sequence[str] | None = None) -> bool:

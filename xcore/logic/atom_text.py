@@ -10,6 +10,7 @@ import string
 import numpy as np
 import pandas as pd
 
+from xcore.data.atom_texts import canonical_atoms
 from xcore.data.schema import Predicate
 from xcore.logic.ast import ArithmeticRule, Constant, Variable
 from xcore.logic.atoms import AtomStore
@@ -32,14 +33,6 @@ def render_atoms(pred: Predicate, args: list[np.ndarray]) -> np.ndarray:
         return out.to_numpy(dtype=object)
     except (ValueError, IndexError):
         return canonical
-
-
-def canonical_atoms(name: str, args: list[np.ndarray], n: int) -> np.ndarray:
-    """Canonical text ``name(a, b)`` of `n` ground atoms from their argument columns (vectorised)."""
-    s = pd.Series(np.full(n, f"{name}(", dtype=object), dtype=object)
-    for i, a in enumerate(args):
-        s = s + (", " if i else "") + pd.Series(a, dtype=object).astype(str)
-    return (s + ")").to_numpy(dtype=object)
 
 
 def literal_args(g: GroundRules, store: AtomStore, rows: np.ndarray) -> list[list[np.ndarray]]:

@@ -37,7 +37,7 @@ def _labelled(predictions: pd.DataFrame) -> pd.Series:
     return predictions["truth"].dropna()
 
 
-def _numeric(truth: pd.Series) -> np.ndarray | None:
+def as_numbers(truth: pd.Series) -> np.ndarray | None:
     """The truths as floats, or None when they are class labels; numbers written as text ("0", "1") are
     numbers, as `xcore.methods.scoring` reads them, so every scored metric gets its baseline."""
     if pd.api.types.is_bool_dtype(truth) or pd.api.types.is_numeric_dtype(truth):
@@ -52,7 +52,7 @@ def _class_metrics(truth: pd.Series) -> dict[str, float]:
     labels = truth.astype(str)
     counts = labels.value_counts()
     out = {"accuracy": float(counts.iloc[0] / len(labels)), "balanced_accuracy": 1.0 / len(counts)}
-    y = _numeric(truth)
+    y = as_numbers(truth)
     if y is not None and set(np.unique(y)) <= {0.0, 1.0}:
         majority = float(pd.Series(y).mode().max())
         tp = float(np.sum(y == 1.0)) if majority == 1.0 else 0.0
@@ -79,7 +79,7 @@ def baseline_metrics(predictions: pd.DataFrame, metrics: dict[str, float]) -> di
     truth = _labelled(predictions)
     if truth.empty:
         return {}
-    y = _numeric(truth)
+    y = as_numbers(truth)
     table: dict[str, float] = {}
     if y is not None:
         if not np.isfinite(y).all():

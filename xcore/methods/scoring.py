@@ -12,13 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as skm
 
-
-def _as_float(values: pd.Series) -> np.ndarray | None:
-    """The values as floats, or None when they are labels (text)."""
-    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
-        return values.to_numpy(dtype=float)
-    converted = pd.to_numeric(values, errors="coerce")
-    return None if converted.isna().any() else converted.to_numpy(dtype=float)
+from xcore.methods.baselines import as_numbers
 
 
 def score_predictions(predictions: pd.DataFrame) -> dict[str, float]:
@@ -28,7 +22,7 @@ def score_predictions(predictions: pd.DataFrame) -> dict[str, float]:
     scored = predictions[predictions["truth"].notna() & predictions["prediction"].notna()]
     if scored.empty:
         return {}
-    y, p = _as_float(scored["truth"]), _as_float(scored["prediction"])
+    y, p = as_numbers(scored["truth"]), as_numbers(scored["prediction"])
     out: dict[str, float] = {"n_scored": float(len(scored))}
     if y is not None and p is not None:
         out["mse"] = float(skm.mean_squared_error(y, p))

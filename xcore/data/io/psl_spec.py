@@ -127,16 +127,13 @@ class PSLProject:
     def parsed_rules(self, split: str = "infer") -> list:
         """The split's rules parsed, with predicates renamed to their declared spelling and checked,
         without the rules Java PSL's model skips as already added (`xcore.logic.rule_identity`)."""
-        rules, _ = first_of_each([self._parse_rule(r) for r in self.rule_specs(split)])
-        return rules
+        return first_of_each([self._parse_rule(r) for r in self.rule_specs(split)])[0]
 
     def split_rules(self, split: str) -> list:
         """The parsed rules written for the split itself (not for every split), duplicates skipped as
         in `parsed_rules`: what a model learned on another split infers with beside its own rules."""
-        specs = self.rule_specs(split)
-        rules, _ = first_of_each([self._parse_rule(r) for r in specs])
-        n_common, _ = first_of_each([self._parse_rule(r) for r in self.rules.get("all", [])])
-        return rules[len(n_common):]
+        common = first_of_each([self._parse_rule(r) for r in self.rules.get("all", [])])[0]
+        return self.parsed_rules(split)[len(common):]
 
     def duplicate_rules(self, split: str = "infer") -> list[tuple[RuleSpec, RuleSpec]]:
         """(skipped, kept) pairs of rules Java PSL counts as one rule (same clause, weight aside)."""
