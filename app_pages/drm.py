@@ -15,10 +15,10 @@ from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
 from xcore.drm.explain import clause_text, structured_text
 from xcore.drm.explainers import FidelityExplainer
+from xcore.drm.folds import fold_count
 from xcore.drm.mutagenesis import load_mutagenesis
 from xcore.drm.problem import build_problem, language_limits
 from xcore.drm.relevance import parse_relevance
-from xcore.drm.runs import fold_count
 from xcore.drm.settings import DRMSettings
 from xcore.drm.tables import feature_table, neighbourhood_rows, network_tables
 from xcore.drm.trains import generate_trains
@@ -78,7 +78,7 @@ def show_language(ds: RelationalDataset, settings: DRMSettings | None) -> None:
 
 def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
     """The selected prediction: neighbourhood, maximal-fidelity clauses under editable relevance, structure."""
-    model = run.model
+    model = run.model.for_target(target)  # a cross-fitted run explains each example by its fold's model
     # the run's levels until the user edits them; the edit is kept across navigation until another run
     reset_on("drm_relevance", (run.fingerprint, run.settings.key()), run.settings.relevance)
     text = st.text_area("Relevance levels (least relevant first; edit to see the choice change)",
@@ -133,17 +133,19 @@ def show_target(run: Run, target: str, ds: RelationalDataset) -> None:
 
 
 def show_features(run: Run) -> None:
-    model = run.model
+    model = run.model.fold_models()[0]
     frame = feature_table(model, [it.extras["relevance"] for it in run.summary.items])
     query = st.text_input("Filter features", "", key="drm_feat_filter", placeholder="e.g. closed")
     if query:
         frame = frame[frame["definition"].str.contains(query, regex=False)]
-    st.caption(f"{len(frame):,} of {len(model.features_):,} features (coverage: share of all examples).")
+    folds = len(run.model.fold_models())
+    of = f" of fold 1 (each of the {folds} fold models draws its own)" if folds > 1 else ""
+    st.caption(f"{len(frame):,} of {len(model.features_):,} features{of} (coverage: share of all examples).")
     st.dataframe(frame, hide_index=True, width="stretch", height=360, key="drm_features")
 
 
 def show_network(run: Run) -> None:
-    nets, curves = network_tables(run.model)
+    nets, curves = network_tables(run.model.fold_models())
     st.dataframe(nets, hide_index=True, width="stretch", key="drm_nets")
     st.plotly_chart(fold_loss_figure(curves), width="stretch", key="drm_loss")
 
@@ -168,16 +170,19 @@ def other_data() -> None:
 
 def run_caption(ctx: PageContext) -> None:
     run = ctx.run
-    st.caption(f"{len(run.model.features_):,} features drawn from {int(run.metrics['examples'])} training "
-               f"examples; accuracy on the {int(run.metrics['test_examples'])} held-out examples (fold 1 of "
-               f"{int(run.metrics['folds'])}; linear accuracy: L2 logistic regression on the same features and "
-               f"split); fidelity, neighbourhood size and relevance over the first "
+    folds = int(run.metrics["folds"])
+    held = (f"all {int(run.metrics['test_examples'])} examples, each predicted by the one of {folds} fold "
+            f"networks that did not see it (small data: one DRM per fold)" if run.metrics.get("cross_fitted")
+            else f"the {int(run.metrics['test_examples'])} held-out examples (fold 1 of {folds})")
+    st.caption(f"{int(run.metrics['features']):,} features drawn from {int(run.metrics['examples'])} training "
+               f"examples; accuracy on {held}; linear accuracy: L2 logistic regression on the same features and "
+               f"split; fidelity, neighbourhood size and relevance over the first "
                f"{len(run.explanations['drm:fidelity'])} explained predictions (neighbourhoods widened from "
                f"Hamming {run.settings.hamming} until {run.settings.min_neighbours} training instances).")
 
 
 def features_download(ctx: PageContext) -> None:
-    st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in ctx.run.model.features_),
+    st.download_button("Feature definitions (Prolog)", "\n".join(f.definition() for f in ctx.run.model.fold_models()[0].features_),
                        "drm_features.pl", key="drm_dl_feats", on_click="ignore")
 
 

@@ -104,19 +104,25 @@ def test_run_shapes_and_score_meanings(fitted):
 
 def test_fit_returns_self_and_predict_matches_the_run(fitted):
     """A run's predictions are a fresh estimator's, fitted without the units the run holds out and
-    predicting them (the shared held-out protocol of `xcore.methods.evaluate`)."""
+    predicting them (the shared held-out protocol of `xcore.methods.evaluate`); a run with a ``fold``
+    column predicted fold by fold, each fold's units by a fit without them."""
     key, ds, settings, run = fitted
-    est = settings.estimator()
-    units = set(est.units(ds)["unit"].astype(str))
-    held = sorted(set(run.predictions["target"].astype(str)) & units)
-    assert held, "a run predicts labelled units"
-    # the run held these units out; when it predicts them all, the data's targets are its own held-out
-    # set (m-NLIL trains on the head's observed atoms) and the run fits on the data as it is
-    train, test = est.holdout(ds, held) if len(held) < len(units) else (ds, ds)
-    assert est.fit(train) is est
-    again = est.predict(test).set_index("target").loc[run.predictions["target"]].reset_index()
-    pd.testing.assert_frame_equal(again[list(run.predictions.columns)], run.predictions, check_exact=False, atol=1e-9,
-                                  check_dtype=False)
+    units = set(settings.estimator().units(ds)["unit"].astype(str))
+    preds = run.predictions
+    groups = [part for _, part in preds.groupby("fold", sort=True)] if "fold" in preds else [preds]
+    assert len(groups) >= 1
+    for part in groups:
+        held = sorted(set(part["target"].astype(str)) & units)
+        assert held, "a run predicts labelled units"
+        est = settings.estimator()
+        # the run held these units out; when it predicts them all, the data's targets are its own held-out
+        # set (m-NLIL trains on the head's observed atoms) and the run fits on the data as it is
+        train, test = est.holdout(ds, held) if len(held) < len(units) else (ds, ds)
+        assert est.fit(train) is est
+        again = est.predict(test).set_index("target").loc[part["target"]].reset_index()
+        columns = [c for c in part.columns if c != "fold"]
+        pd.testing.assert_frame_equal(again[columns], part[columns].reset_index(drop=True), check_exact=False,
+                                      atol=1e-9, check_dtype=False)
 
 
 def test_every_explainer_says_whether_it_supports_the_model(fitted):

@@ -146,6 +146,14 @@ class DRMEstimator(Estimator):
                                 linear_probability=np.round(self.linear_.proba(Xin), 12),
                                 active_features=X.sum(axis=1).astype(np.int64))
 
+    def for_target(self, target: str) -> "DRMEstimator":
+        """The model that predicts and explains `target`: this one (a cross-fitted run has one per fold)."""
+        return self
+
+    def fold_models(self) -> list["DRMEstimator"]:
+        """The fitted networks' models the views list: this one."""
+        return [self]
+
     # ------------------------------------------------------------------ explanations
     def local(self, target: str, data: RelationalDataset | None = None, hamming: int | None = None,
               relevance: Relevance | None = None, min_neighbours: int | None = None,

@@ -19,14 +19,16 @@ def neighbourhood_rows(model: DRMEstimator, loc: LocalExplanation) -> tuple[np.n
     return rows, names, [int(loc.prediction)] + [int(model.train_predictions_[i]) for i in members]
 
 
-def network_tables(model: DRMEstimator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(one row for the network: its architecture, learning rate, weight decay, epochs and losses; its
-    training loss per epoch, long form, with a ``fold`` column naming the network)."""
-    net = model.net_
-    rows = [{"fold": 1, "hidden": str(net.hidden), "learning rate": net.lr, "weight decay": net.weight_decay,
-             "epochs": net.epochs, "validation-time training loss": round(net.target_loss, 4),
-             "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None}]
-    curves = [{"fold": "1", "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
+def network_tables(models: list[DRMEstimator]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per network, numbered by fold: its architecture, learning rate, weight decay, epochs and
+    losses; its training loss per epoch, long form, with a ``fold`` column naming the network)."""
+    rows, curves = [], []
+    for i, model in enumerate(models, start=1):
+        net = model.net_
+        rows.append({"fold": i, "hidden": str(net.hidden), "learning rate": net.lr, "weight decay": net.weight_decay,
+                     "epochs": net.epochs, "validation-time training loss": round(net.target_loss, 4),
+                     "final training loss": round(net.train_loss[-1], 4) if net.train_loss else None})
+        curves += [{"fold": str(i), "epoch": e + 1, "training loss": v} for e, v in enumerate(net.train_loss)]
     return pd.DataFrame(rows), pd.DataFrame(curves, columns=["fold", "epoch", "training loss"])
 
 

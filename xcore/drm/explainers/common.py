@@ -5,18 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from xcore.data.dataset import RelationalDataset
+from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator, Rows
+from xcore.drm.explain import LocalExplanation
 from xcore.methods.base import Explainer
 
 
 def unsupported(model: Any) -> str | None:
     """Why a DRM explainer cannot explain `model`, or None."""
-    if not isinstance(model, DRMEstimator):
+    if not isinstance(model, (DRMEstimator, CrossFittedDRM)):
         return "explains a deep relational machine only"
     return None if model.is_fitted() else "the model is not fitted"
 
 
-def wanted_targets(model: DRMEstimator, data: RelationalDataset | None,
+def wanted_targets(model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None,
                    targets: list[str] | None) -> tuple[list[str], Rows]:
     """(the targets to explain: `targets`, else the first `explain_rows` examples of `data`; their rows)."""
     rows = model.rows(data)
@@ -36,3 +38,11 @@ class NeighbourhoodExplainer(Explainer):
 
     def supports(self, model: Any) -> str | None:
         return unsupported(model)
+
+
+def local_of(model: DRMEstimator | CrossFittedDRM, target: str, data: RelationalDataset | None,
+             rows: Rows) -> tuple[DRMEstimator, LocalExplanation]:
+    """(the model that explains `target`, its local explanation): the fold model that did not see it in a
+    cross-fitted run; `rows` (from `wanted_targets`) are reused when that is `model` itself."""
+    own = model.for_target(target)
+    return own, own.local(target, data, rows=rows if own is model else None)

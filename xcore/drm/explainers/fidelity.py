@@ -4,9 +4,10 @@ instance's Hamming neighbourhood, the relevance choice first (Srinivasan, Vig & 
 from __future__ import annotations
 
 from xcore.data.dataset import RelationalDataset
+from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, unfolded
-from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, local_of, wanted_targets
 from xcore.drm.relevance import Relevance
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
 from xcore.runtime import Progress, scaled
@@ -29,14 +30,15 @@ class FidelityExplainer(NeighbourhoodExplainer):
     name = FIDELITY
     title = "Maximal-fidelity clauses"
     score_spec = FIDELITY_SCORE
-    def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+    def explain(self, model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()
         wanted, rows = wanted_targets(model, data, targets)
         report = scaled(progress, 0.0, 1.0)
         exps = []
         for n, target in enumerate(wanted):
-            exps.append(self.one(model, target, model.local(target, data, rows=rows)))
+            own, loc = local_of(model, target, data, rows)
+            exps.append(self.one(own, target, loc))
             report((n + 1) / max(len(wanted), 1), f"explained {target}")
         return self.finish(ExplanationSet(exps, method=self.name, meta={"hamming": model.settings.hamming}))
 

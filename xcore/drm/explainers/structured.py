@@ -4,9 +4,10 @@ clauses that raise their relevance at the same fidelity."""
 from __future__ import annotations
 
 from xcore.data.dataset import RelationalDataset
+from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, structured_text, unfolded
-from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, local_of, wanted_targets
 from xcore.drm.explainers.fidelity import FIDELITY_SCORE
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.runtime import Progress
@@ -20,17 +21,17 @@ class StructuredExplainer(NeighbourhoodExplainer):
     name = STRUCTURED
     title = "Structured explanations"
     score_spec = FIDELITY_SCORE
-    def explain(self, model: DRMEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,
+    def explain(self, model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()
         wanted, rows = wanted_targets(model, data, targets)
         exps = []
         for target in wanted:
-            loc = model.local(target, data, rows=rows)
+            own, loc = local_of(model, target, data, rows)
             exps.append(Explanation(target=target, target_text=target, method=self.name,
                                     prediction=float(loc.prediction), prediction_kind="class",
                                     truth=None if loc.truth != loc.truth else float(loc.truth),
-                                    items=self._items(model, loc), ordering="given", score_spec=self.score_spec))
+                                    items=self._items(own, loc), ordering="given", score_spec=self.score_spec))
         return self.finish(ExplanationSet(exps, method=self.name))
 
     def _items(self, model: DRMEstimator, loc: LocalExplanation) -> list[ExplanationItem]:
