@@ -16,6 +16,7 @@ from xcore.nlil.heads import planned_heads
 from xcore.nlil.mnlil import LabelRules, fit_label
 from xcore.nlil.rules import quality
 from xcore.nlil.settings import NLILSettings
+from xcore.nlil.transfer import aligned_kb, rules_on, same_facts
 from xcore.runtime import Progress, scaled
 
 RULE_SCORE = ScoreSpec(
@@ -131,10 +132,10 @@ class NLILEstimator(Estimator):
         return {h: lr.loss_curves for h, lr in self.labels_.items()}
 
     # ------------------------------------------------------------------ predictions
-    def targets_of(self, h: str, ds: RelationalDataset | None) -> tuple[Queries, np.ndarray]:
-        """The target atoms of head `h` in `ds` as queries, with truth labels where known (NaN otherwise);
-        None: those of the data the model was fitted on."""
-        kb = self.kbs_[h]
+    def targets_of(self, h: str, ds: RelationalDataset | None, kb: KB | None = None) -> tuple[Queries, np.ndarray]:
+        """The target atoms of head `h` in `ds` (entities of `kb`, default the fitted one) as queries, with
+        truth labels where known (NaN otherwise); None: those of the data the model was fitted on."""
+        kb = self.kbs_[h] if kb is None else kb
         if ds is None:
             return self.targets_[h]
         t = ds.tables[h]["targets"]
@@ -145,6 +146,15 @@ class NLILEstimator(Estimator):
         cols = ["a0"] if q.y is None else ["a0", "a1"]
         merged = t[cols].astype(str).merge(truth[cols + ["value"]].astype({c: str for c in cols}), on=cols, how="left")
         return q, merged["value"].to_numpy(dtype=float)
+
+    def on_data(self, h: str, data: RelationalDataset | None) -> tuple[KB, LabelRules]:
+        """(the facts head `h` is predicted on, its networks over them): the fitted ones for the fitted data
+        or data with the same facts; else `data`'s own facts, with new entities (`transfer`)."""
+        kb, rules = self.kbs_[h], self.labels_[h]
+        if data is None:
+            return kb, rules
+        new = aligned_kb(data, kb, h)
+        return (kb, rules) if same_facts(new, kb) else (new, rules_on(rules, new))
 
     def one(self, head: str, target: str) -> Queries:
         """The query of one target atom text."""
@@ -158,15 +168,17 @@ class NLILEstimator(Estimator):
     def predict(self, data: RelationalDataset | None = None) -> pd.DataFrame:
         """Every target atom of every head in `data` (None: the fitted data's): the soft-OR probability
         of the cluster networks, the label's truth, whether the union rule fires (by DuckDB) and the first
-        cluster rule that fires."""
+        cluster rule that fires. Data with other facts or entities is predicted on its own facts (the
+        networks weigh relations, not entities); the GCN column is NaN there."""
         self.check_fitted()
         frames = []
-        for h, lr in self.labels_.items():
-            q, truth = self.targets_of(h, data)
-            kb = self.kbs_[h]
+        for h in self.labels_:
+            kb, lr = self.on_data(h, data)
+            q, truth = self.targets_of(h, data, kb)
             fired = kb.store().fires(lr.rules, q.frame(kb))
             first = np.where(fired.any(1), fired.argmax(1), -1)
-            extra = {"gcn": self.gcn_[h][2][q.x]} if h in self.gcn_ else {}
+            extra = {"gcn": self.gcn_[h][2][q.x] if kb is self.kbs_[h] else np.full(len(q.x), np.nan)} \
+                if h in self.gcn_ else {}
             frames.append(prediction_frame(q.atoms(kb), lr.proba(q.x, q.y), truth, head=h, rule_fires=fired.any(1),
                                            cluster=first, **extra))
         return pd.concat(frames, ignore_index=True).drop_duplicates("target", ignore_index=True)
@@ -200,19 +212,20 @@ class NLILEstimator(Estimator):
         rows = []
         for h, lr in self.labels_.items():
             kb, train = self.kbs_[h], self.train_[h]
-            test, truth = self.targets_of(h, data)
+            test_kb, _ = self.on_data(h, data)
+            test, truth = self.targets_of(h, data, test_kb)
             known = ~np.isnan(truth)
             if not known.any():  # no labelled target in `data`: in sample, as `run` reports
-                test, truth, known = train, train.label.astype(float), np.ones(len(train), dtype=bool)
+                test, truth, known, test_kb = train, train.label.astype(float), np.ones(len(train), dtype=bool), kb
             test = test.subset(known)
             test_label = truth[known].astype(np.float32)
             every = [*lr.rules, lr.union]  # all rules of the label in one DuckDB query per partition
-            ftr, fte = kb.store().fires(every, train.frame(kb)), kb.store().fires(every, test.frame(kb))
+            ftr, fte = kb.store().fires(every, train.frame(kb)), test_kb.store().fires(every, test.frame(test_kb))
             for c, r in enumerate(every):
                 is_union = c == len(lr.rules)
                 a, b = quality(ftr[:, c], train.label), quality(fte[:, c], test_label)
                 extra = {}
-                if h in self.gcn_:
+                if h in self.gcn_ and test_kb is kb:
                     extra["fidelity"] = float((fte[:, c] == (self.gcn_[h][2][test.x] >= 0.5)).mean())
                 rows.append({"head": h, "cluster": "union" if is_union else str(c), "rule": r.text, **extra,
                              "precision": a["precision"], "recall": a["recall"], "support": a["support"],
