@@ -13,6 +13,7 @@ from ui.forms import settings_form as form
 from ui.method_page import PageContext, Tab, method_page
 from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
+from xcore.drm.cross_fit import CROSS_FIT_UP_TO, cross_fits
 from xcore.drm.explain import clause_text, structured_text
 from xcore.drm.explainers import FidelityExplainer
 from xcore.drm.folds import fold_count
@@ -34,6 +35,9 @@ def folds_note(ds: RelationalDataset, values) -> str | None:
     if settings is None:
         return None
     k, why = fold_count(ds, settings)
+    if cross_fits(ds):  # small data: every fold is held out by its own DRM
+        return (f"Small data (at most {CROSS_FIT_UP_TO} examples): {k} DRMs, one per fold, each predicts the "
+                f"examples of its fold" + (f" ({why})." if why else "."))
     return None if why is None else f"Holds out 1 of {k} folds: {why}."
 
 

@@ -168,6 +168,9 @@ def _add_evaluate(sub: Any) -> None:
     how.add_argument("--folds", type=int, metavar="K", help="K-fold cross-validation of the labelled units (K >= 2)")
     how.add_argument("--test-size", type=float, metavar="F",
                      help="one hold-out split keeping the fraction F of the labelled units for the test (default 0.25)")
+    how.add_argument("--folds-from", metavar="PREDICATE",
+                     help="the data's own folds: a binary PREDICATE(entity, fold) puts each labelled unit whose first "
+                          "argument is entity in that fold (e.g. cv_fold of Aleph/DRM data)")
     s.add_argument("--seed", type=int, default=0, help="seed of the split (default 0)")
     s.add_argument("--out", metavar="DIR", help="also write predictions.csv (held-out, with their fold), folds.csv "
                                                 "and metrics.json into DIR")

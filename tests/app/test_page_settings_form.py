@@ -67,7 +67,8 @@ def test_the_drm_form_shows_the_folds_that_run():
     at = page("drm", load_sample("trains_michalski10"))  # five trains per class: at most 5 folds
     assert at.number_input(key="drm_folds").value == 5
     at.number_input(key="drm_folds").set_value(10).run()
-    assert any("Holds out 1 of 5 folds: the smallest class has 5 examples" in c for c in captions(at))
+    assert any("5 DRMs, one per fold, each predicts the examples of its fold (the smallest class has 5 examples)"
+               in c for c in captions(at))
 
 
 @pytest.mark.slow
@@ -91,8 +92,8 @@ def test_the_drm_hidden_layers_are_drawn_parsed_validated_and_run():
     assert run.settings.hidden == ((16,), (32, 16))
     assert at.text_input(key="drm_hidden").value == "16;32, 16 ;"  # as typed; the run has the parsed value
     nets = [d.value for d in at.dataframe if "hidden" in d.value.columns][0]
-    # the run's one fit chose one of the two architectures its inner validation tried
-    assert len(nets) == 1 and set(nets["hidden"]) <= {"(16,)", "(32, 16)"}
+    # ten trains: one DRM per fold (2), each fit chose one of the two architectures its inner validation tried
+    assert nets["fold"].tolist() == [1, 2] and set(nets["hidden"]) <= {"(16,)", "(32, 16)"}
 
 
 class KnobSettings(ESMSSettings):

@@ -46,7 +46,7 @@ def test_k_folds_print_and_write_the_librarys_figures(tmp_path):
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics == pytest.approx({k: v for k, v in ref.metrics.items() if v == v})  # JSON holds no NaN
     assert {"accuracy", "baseline_accuracy", "auroc", "baseline_auroc"} <= set(metrics)
-    assert "3 folds of the labelled units (seed 2)" in text
+    assert "3 folds (seed 2) of the labelled units" in text
     accuracy = next(line for line in text.splitlines() if line.split()[:1] == ["accuracy"])
     model, baseline = map(float, accuracy.split()[1:3])
     assert model == pytest.approx(ref.metrics["accuracy"], abs=1e-4)
@@ -72,6 +72,8 @@ def test_a_hold_out_split_is_the_default_and_takes_its_test_size(tmp_path):
     (("plkb", "sample:nope"), "no bundled sample 'nope'"),
     (("plkb", "sample:titanic_like", "--set", "no_such=1"), "no_such"),
     (("plkb", "sample:titanic_like", "--set", "k"), "--set needs key=value"),
+    (("plkb", "sample:titanic_like", "--folds-from", "cv_fold"), "fold predicate 'cv_fold' is not a predicate"),
+    (("mln", "sample:reviews_demo", "--folds-from", "positive"), "fold predicate 'positive' must be binary"),
 ])
 def test_bad_input_exits_2_naming_what_is_wrong(argv, message, capsys):
     code, _ = run_cli(*argv)

@@ -81,3 +81,26 @@ def test_split_settings_are_validated():
         KFold(1)
     with pytest.raises(XcoreError, match="at least 2 labelled units"):
         held_out_parts(pd.DataFrame({"unit": ["a"], "predicate": "p", "stratum": [1.0]}), Holdout())
+
+
+def test_predefined_folds_are_the_datas_own_folds():
+    """Mutagenesis 188 ships its ten folds as cv_fold(compound, fold): each part is one fold's compounds."""
+    from xcore.drm.mutagenesis import load_mutagenesis
+    from xcore.methods.evaluate import PredefinedFolds
+
+    data = load_mutagenesis()
+    units = splits.units(data, ["active"])
+    parts = held_out_parts(units, PredefinedFolds("cv_fold"), data)
+    folds = data.observations("cv_fold")
+    by_fold = folds.groupby(folds["a1"].astype(str))["a0"].apply(lambda s: sorted(f"active({c})" for c in s))
+    assert len(parts) == 10 == len(by_fold)
+    for part, (_, expected) in zip(parts, sorted(by_fold.items())):
+        assert sorted(units["unit"].iloc[part]) == expected
+    with pytest.raises(XcoreError, match="not a predicate"):
+        held_out_parts(units, PredefinedFolds("no_such_fold"), data)
+    with pytest.raises(XcoreError, match="must be binary"):
+        held_out_parts(units, PredefinedFolds("active"), data)
+    with pytest.raises(XcoreError, match="pass it"):
+        held_out_parts(units, PredefinedFolds("cv_fold"))
+    with pytest.raises(ConfigError, match="fold predicate"):
+        PredefinedFolds("")

@@ -19,13 +19,16 @@ from xcore.commands.progress import StderrProgress
 from xcore.commands.run import run_settings
 from xcore.methods import REGISTRY
 from xcore.methods.baselines import baseline_table
-from xcore.methods.evaluate import Evaluation, Holdout, KFold, Split, evaluate
+from xcore.methods.evaluate import Evaluation, Holdout, KFold, PredefinedFolds, Split, evaluate
 
 EVALUATION_FILES = ("predictions.csv", "folds.csv", "metrics.json")
 
 
 def split_of(args: argparse.Namespace) -> Split:
-    """The split the flags ask for: K folds with --folds, else one hold-out of --test-size (default 0.25)."""
+    """The split the flags ask for: the data's folds with --folds-from, K folds with --folds, else one hold-out
+    of --test-size (default 0.25)."""
+    if getattr(args, "folds_from", None):
+        return PredefinedFolds(args.folds_from)
     if args.folds is not None:
         return KFold(n_splits=args.folds, seed=args.seed)
     return Holdout(test_size=0.25 if args.test_size is None else args.test_size, seed=args.seed)
@@ -50,9 +53,14 @@ def write_evaluation(evaluation: Evaluation, out_dir: Path) -> list[Path]:
 
 def print_evaluation(evaluation: Evaluation, split: Split, out: TextIO) -> None:
     """The per-fold table, then the pooled held-out metrics beside their baselines."""
-    how = f"{split.n_splits} folds" if isinstance(split, KFold) else f"hold-out of {split.test_size:g}"
+    if isinstance(split, PredefinedFolds):
+        how = f"the {len(evaluation.folds)} folds of {split.predicate}"
+    elif isinstance(split, KFold):
+        how = f"{split.n_splits} folds (seed {split.seed})"
+    else:
+        how = f"hold-out of {split.test_size:g} (seed {split.seed})"
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        out.write(f"{evaluation.method}: {how} of the labelled units (seed {split.seed})\n")
+        out.write(f"{evaluation.method}: {how} of the labelled units\n")
         out.write(evaluation.folds.round(4).to_string(index=False) + "\n\n")
         n = int(evaluation.metrics.get("n_scored", len(evaluation.predictions)))
         out.write(f"held-out metrics over {n} predictions, beside the trivial predictor's\n")

@@ -59,6 +59,13 @@ def _labelled(dataset: RelationalDataset, predicate: str) -> pd.DataFrame:
     return tab["targets"][cols].merge(tab["truth"][[*cols, "value"]], on=cols, how="inner")
 
 
+def units_with_arguments(dataset: RelationalDataset, predicate: str) -> pd.DataFrame:
+    """The labelled atoms of `predicate` as units (column ``unit``) beside their argument columns."""
+    lab = _labelled(dataset, predicate)
+    cols = dataset.predicate(predicate).columns
+    return lab[cols].assign(unit=atom_text(predicate, lab[cols]).to_numpy())
+
+
 def units(dataset: RelationalDataset, predicates: Sequence[str] | None = None) -> pd.DataFrame:
     """The labelled units a held-out evaluation splits, in a stable order (see `UNIT_COLUMNS`)."""
     if by_rows(dataset, predicates):

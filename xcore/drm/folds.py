@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.problem import target_predicate
 from xcore.drm.settings import DRMSettings
-from xcore.errors import XcoreError
-from xcore.methods.evaluate import KFold, held_out_parts
+from xcore.methods.evaluate import KFold, PredefinedFolds, held_out_parts
 
 
 def capped_folds(y: np.ndarray, k: int) -> int:
@@ -33,20 +31,6 @@ def fold_count(dataset: RelationalDataset, settings: DRMSettings) -> tuple[int, 
     return k, None if k == settings.folds else f"the smallest class has {int(np.bincount(y).min())} examples"
 
 
-def predicate_folds(data: RelationalDataset, name: str, units: pd.DataFrame, target: str) -> np.ndarray:
-    """Fold ids 0..k-1 (sorted fold names) of each unit from a binary (example, fold) predicate."""
-    if name not in data.schema.names:
-        raise XcoreError(f"fold_predicate {name!r} is not a predicate of {data.name!r}")
-    if data.predicate(name).arity != 2:
-        raise XcoreError(f"fold_predicate {name!r} must be binary: (example, fold)")
-    table = data.observations(name)
-    of = dict(zip(target + "(" + table["a0"].astype(str) + ")", table["a1"].astype(str)))
-    missing = [u for u in units["unit"] if u not in of]
-    if missing:
-        raise XcoreError(f"{len(missing)} examples have no fold in {name} (e.g. {missing[0]})")
-    return pd.factorize(pd.Series([of[u] for u in units["unit"]]), sort=True)[0].astype(np.int64)
-
-
 def fold_parts(estimator: DRMEstimator, data: RelationalDataset) -> list[list[str]]:
     """The held-out examples of each fold: the fold predicate's folds (in sorted order of their names), else
     `folds` seeded stratified folds (`xcore.methods.evaluate.held_out_parts`); the paper's protocol fits
@@ -55,7 +39,6 @@ def fold_parts(estimator: DRMEstimator, data: RelationalDataset) -> list[list[st
     units = estimator.units(data)
     texts = units["unit"].astype(str).to_numpy(dtype=object)
     if s.fold_predicate:
-        folds = predicate_folds(data, s.fold_predicate, units, str(units["predicate"].iloc[0]))
-        return [texts[folds == k].tolist() for k in range(int(folds.max()) + 1)]
+        return [texts[part].tolist() for part in held_out_parts(units, PredefinedFolds(s.fold_predicate), data)]
     k, _ = fold_count(data, s)
     return [texts[part].tolist() for part in held_out_parts(units, KFold(k, seed=s.seed))]

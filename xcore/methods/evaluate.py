@@ -18,6 +18,7 @@ import pandas as pd
 from sklearn.model_selection import KFold as _SkKFold
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
+from xcore.data import splits
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import ConfigError, XcoreError
 from xcore.methods.base import Estimator, Settings
@@ -52,7 +53,20 @@ class KFold:
             raise ConfigError(f"n_splits must be at least 2, got {self.n_splits}", field="n_splits")
 
 
-Split = Union[Holdout, KFold]
+@dataclass(frozen=True)
+class PredefinedFolds:
+    """The folds the data itself names: a binary predicate ``predicate(entity, fold)`` puts every unit whose
+    first argument is ``entity`` in ``fold`` (Aleph's and DRM's data ship such a ``cv_fold``); folds in
+    sorted order of their names."""
+
+    predicate: str
+
+    def __post_init__(self) -> None:
+        if not self.predicate:
+            raise ConfigError("predefined folds need the name of a fold predicate", field="predicate")
+
+
+Split = Union[Holdout, KFold, PredefinedFolds]
 
 
 @dataclass
@@ -87,11 +101,42 @@ def _strata(units: pd.DataFrame) -> np.ndarray | None:
     return strata if len(counts) > 1 and counts.min() >= 2 else None
 
 
-def held_out_parts(units: pd.DataFrame, split: Split) -> list[np.ndarray]:
-    """The held-out unit positions of each fold of `split` (seeded, stratified where possible)."""
+def predefined_fold_ids(data: RelationalDataset, predicate: str, units: pd.DataFrame) -> np.ndarray:
+    """Fold ids 0..k-1 (sorted fold names) of each unit from a binary (entity, fold) predicate of `data`,
+    by the unit's first argument."""
+    if predicate not in data.schema.names:
+        raise XcoreError(f"fold predicate {predicate!r} is not a predicate of {data.name!r}")
+    if data.predicate(predicate).arity != 2:
+        raise XcoreError(f"fold predicate {predicate!r} must be binary: (example, fold)")
+    if units["predicate"].isna().any():
+        raise XcoreError(f"fold predicate {predicate!r} names the first argument of target atoms; "
+                         "the units of this data are table rows")
+    table = data.observations(predicate)
+    fold_of = dict(zip(table["a0"].astype(str), table["a1"].astype(str)))
+    first: dict[str, str] = {}
+    for name in units["predicate"].unique():
+        labelled = splits.units_with_arguments(data, str(name))
+        first.update(zip(labelled["unit"], labelled["a0"].astype(str)))
+    folds = [fold_of.get(first[u]) for u in units["unit"]]
+    missing = [u for u, f in zip(units["unit"], folds) if f is None]
+    if missing:
+        raise XcoreError(f"{len(missing)} labelled units have no fold in {predicate} (e.g. {missing[0]})")
+    return pd.factorize(pd.Series(folds), sort=True)[0].astype(np.int64)
+
+
+def held_out_parts(units: pd.DataFrame, split: Split, data: RelationalDataset | None = None) -> list[np.ndarray]:
+    """The held-out unit positions of each fold of `split` (seeded, stratified where possible); a
+    `PredefinedFolds` split reads its folds from `data`."""
     n = len(units)
     if n < 2:
         raise XcoreError(f"a held-out evaluation needs at least 2 labelled units, the data has {n}")
+    if isinstance(split, PredefinedFolds):
+        if data is None:
+            raise XcoreError("predefined folds are read from the data: pass it")
+        ids = predefined_fold_ids(data, split.predicate, units)
+        if ids.max() < 1:
+            raise XcoreError(f"fold predicate {split.predicate!r} names one fold: a held-out evaluation needs two")
+        return [np.flatnonzero(ids == k) for k in range(int(ids.max()) + 1)]
     strata = _strata(units)
     index = np.arange(n)
     if isinstance(split, Holdout):
@@ -131,7 +176,7 @@ def evaluate(method: str, data: RelationalDataset, settings: Settings | None = N
                           f"got {type(settings).__name__}", field="settings")
     split = Holdout() if split is None else split
     units = settings.estimator().units(data)
-    parts = held_out_parts(units, split)
+    parts = held_out_parts(units, split, data)
     frames, rows = [], []
     for i, positions in enumerate(parts):
         fold_progress = scaled(progress, i / len(parts), (i + 1) / len(parts))
