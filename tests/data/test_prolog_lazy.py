@@ -127,6 +127,8 @@ def test_refused_prefix_failing_definition_and_non_ground_answer_give_none():
              ("p(A) :- q(A,B), h(B,X)", spec)]                               # an unbound answer
     got = lazy_constants(bk, b"p(a).\n", b"", tasks, exs)
     assert got == [None, {(1, 1): "1"}, None, None]
+    unreadable = [("p(a b)", 1), ("p(a)", 1)]  # an example Prolog cannot read adds no value, the others do
+    assert lazy_constants(bk, b"p(a).\n", b"", tasks[1:2], unreadable) == [{(1, 1): "1"}]
 
 
 @needs_swipl

@@ -85,8 +85,8 @@ constant(Call, Lit, I, A, c(I, A, V)) :-
 % the distinct instances of Lit over every proof of the prefix for each example of Type, newest first
 bindings(Type, Exs, H, Body, Lit, Seen) :-
     foldl(example_bindings(Type, H, Body, Lit), Exs, [], Seen).
-example_bindings(Type, H, Body, Lit, ex(Type1, Ex), Seen0, Seen) :-
-    (   Type1 == Type, copy_term(H-Body-Lit, H1-B1-L1), H1 = Ex
+example_bindings(Type, H, Body, Lit, E, Seen0, Seen) :-    % an unreadable example adds nothing
+    (   E = ex(Type1, Ex), Type1 == Type, copy_term(H-Body-Lit, H1-B1-L1), H1 = Ex
     ->  catch(call_with_time_limit(__TIME__,
             findall(L1, (call_with_depth_limit(user:B1, 10000, R), R \== depth_limit_exceeded), Ls)),
             _, Ls = []),
