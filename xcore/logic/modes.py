@@ -1,8 +1,9 @@
 """Aleph/Progol mode declarations: ``modeh``/``modeb`` with recall and +input/-output/#constant types.
 
 `read_language` reads the ``:- modeh(...)``, ``:- modeb(...)``, ``:- determination(...)``,
-``:- set(Param, Value)``, ``:- lazy_evaluate(P/N)`` and ``:- positive_only(P/N)`` directives of a ``.b`` file (the old Progol ``!-`` form too) into a
-`ModeLanguage`; ground facts of the file are returned alongside (with lists kept as terms).
+``:- set(Param, Value)``, ``:- lazy_evaluate(P/N)`` and ``:- positive_only(P/N)`` directives of a
+``.b`` file (the old Progol ``!-`` form too) into a `ModeLanguage`; ground facts of the file are
+returned alongside (with lists kept as terms).
 """
 
 from __future__ import annotations

@@ -276,7 +276,7 @@ def clause_coverage(background: bytes, positives: bytes, negatives: bytes, claus
     text = "".join(f"({c.strip().rstrip('.')}).\n" for c in clauses).encode()
     exs = "".join(f"{e.strip().rstrip('.')}.\n" for e in examples).encode()
     out = run_driver({"bk": background, "pos": positives, "neg": negatives, "clauses": text, "examples": exs},
-               ["cover", "bk", "pos", "neg", "clauses", "examples"], "computing coverage")
+                     ["cover", "bk", "pos", "neg", "clauses", "examples"], "computing coverage")
     rows = [l.split("\t", 1)[1] for l in out.splitlines() if l.startswith("cover\t")]
     if len(rows) != len(clauses) or any(len(r) != len(examples) for r in rows):
         raise DataError("SWI-Prolog could not read the clauses or examples to cover", file="background")
@@ -291,8 +291,8 @@ def saturate_examples(background: bytes, positives: bytes, negatives: bytes, exa
     if not available():
         raise DataError("SWI-Prolog (swipl) is not installed: saturation needs it", file="background")
     extra = "".join(f"\n:- set({k}, {v}).\n" for k, v in (settings or {}).items()).encode()
-    text = run_driver({"bk": background + extra, "pos": positives, "neg": negatives}, ["bk", "pos", "neg", *examples],
-                "saturating")
+    text = run_driver({"bk": background + extra, "pos": positives, "neg": negatives},
+                      ["bk", "pos", "neg", *examples], "saturating")
     out: list[Saturation] = []
     current: Saturation | None = None
     for line in text.splitlines():
