@@ -17,6 +17,7 @@ import numpy as np
 
 from xcore.data.io.prolog_saturation import clause_coverage
 from xcore.drm.clauses import Clause, Lit, equivalent, reduce_clause, signature
+from xcore.drm.lazy_constants import instantiate_lazy, mark_lazy
 from xcore.drm.problem import Problem
 from xcore.drm.saturation import saturate
 from xcore.logic.modes import Mode
@@ -77,7 +78,8 @@ def draw_subclause(bottom: Clause, modes: tuple[Mode, ...], rng: np.random.Gener
 
 def draw_features(problem: Problem, max_draws: int, seed: int = 0, max_literals: int = 4,
                   depth: int | None = None, progress: Progress | None = None) -> list[Feature]:
-    """DrawFeatures (Fig. 3): `max_draws` random draws, the non-redundant ones kept, in draw order."""
+    """DrawFeatures (Fig. 3): `max_draws` random draws, the non-redundant ones kept, in draw order
+    (constants of lazily evaluated literals computed after drawing, `xcore.drm.lazy_constants`)."""
     progress = progress or null_progress
     rng = np.random.default_rng(seed)
     bottoms: dict[int, tuple[Clause, tuple[Mode, ...]]] = {}
@@ -91,7 +93,7 @@ def draw_features(problem: Problem, max_draws: int, seed: int = 0, max_literals:
         bottom, modes = bottoms[e]
         if not bottom.body:
             continue
-        clause = reduce_clause(draw_subclause(bottom, modes, rng, max_literals))
+        clause = reduce_clause(mark_lazy(problem, draw_subclause(bottom, modes, rng, max_literals)))
         if not clause.body:
             continue
         bucket = buckets.setdefault(signature(clause), [])
@@ -101,6 +103,9 @@ def draw_features(problem: Problem, max_draws: int, seed: int = 0, max_literals:
         kept.append(canonical(clause))
         if draw % 25 == 0:
             progress((draw + 1) / max_draws, f"drew {draw + 1} of {max_draws}: {len(kept)} features")
+    if problem.lazy:  # Aleph's lazy_evaluate: constants computed from the (training) examples covered
+        progress(1.0, f"computing the lazily evaluated constants of {len(kept)} features")
+        kept = instantiate_lazy(problem, kept)
     progress(1.0, f"{len(kept)} features from {max_draws} draws")
     return [Feature(i, c) for i, c in enumerate(kept)]
 

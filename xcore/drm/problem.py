@@ -4,7 +4,6 @@ background facts as integer-coded tables, and the mode language (given or derive
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
-from xcore.errors import DataError, XcoreError
-from xcore.logic.modes import Mode, ModeArg, ModeLanguage, read_language
+from xcore.errors import DataError
+from xcore.logic.modes import Mode, ModeArg, ModeLanguage, read_declarations, read_language
 
 NUMERIC = r"^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$"
 
@@ -41,18 +40,32 @@ def applicable(ds: RelationalDataset) -> str | None:
     return None
 
 
-def declared_language(ds: RelationalDataset) -> ModeLanguage | None:
-    """The mode language of an Aleph background the dataset keeps as written (a Prolog problem whose
-    background has rules, `RelationalDataset.rules`), else None."""
+def background_declarations(ds: RelationalDataset) -> ModeLanguage | None:
+    """The Aleph declarations (modes, determinations, settings, ``lazy_evaluate``, ``positive_only``) of a
+    background the dataset keeps as written (a Prolog problem whose background has rules,
+    `RelationalDataset.rules`), else None."""
     if not ds.rules or ds.description.startswith("Markov logic program"):
         return None
-    directives = re.findall(r"^[ \t]*(?::-|!-)[ \t]*(?:modeh|modeb|mode|determination|set)[ \t]*\(.*$",
-                            "\n".join(ds.rules), flags=re.M)  # only declarations: rules need a full Prolog reader
-    try:
-        lang = read_language("\n".join(directives), "background")
-    except XcoreError:
-        return None
-    return lang if lang.modeb else None
+    return read_declarations("\n".join(ds.rules))
+
+
+def declared_language(ds: RelationalDataset) -> ModeLanguage | None:
+    """The mode language of an Aleph background the dataset keeps as written, else None."""
+    lang = background_declarations(ds)
+    return lang if lang is not None and lang.modeb else None
+
+
+def lazy_predicates(ds: RelationalDataset, language: ModeLanguage, computed: frozenset[str]
+                    ) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int]]]:
+    """(lazily evaluated predicates, those of them evaluated on positives only): Aleph's ``lazy_evaluate/1``
+    and ``positive_only/1`` declared in `language` or in the kept background, for mode predicates defined
+    by background rules with a ``#`` argument (the constant the background's definition computes)."""
+    background = background_declarations(ds) if computed else None
+    declared = set(language.lazy) | set(background.lazy if background else ())
+    positive = set(language.positive_only) | set(background.positive_only if background else ())
+    lazy = frozenset(m.key for m in language.modeb
+                     if m.key in declared and m.predicate in computed and m.positions("#"))
+    return lazy, frozenset(positive & lazy)
 
 
 def computed_predicates(ds: RelationalDataset, language: ModeLanguage | None, target: str) -> frozenset[str]:
@@ -84,6 +97,12 @@ class Problem:
     background: bytes = b""
     """The Aleph background as written (facts and rules), for SWI-Prolog when `computed` is not empty."""
     engine_cache: dict = field(default_factory=dict, repr=False)
+    lazy: frozenset[tuple[str, int]] = frozenset()
+    """Mode predicates evaluated lazily (Aleph's ``lazy_evaluate/1``): a feature's constant for them is
+    computed by the background's definition from the training examples it covers
+    (`xcore.drm.lazy_constants`), not taken from the bottom clause."""
+    positive_only: frozenset[tuple[str, int]] = frozenset()
+    """Lazy predicates whose definition sees the positive examples' values only (``positive_only/1``)."""
 
     def example_atoms(self) -> list[str]:
         """``target(example)`` texts of every example (for SWI-Prolog)."""
@@ -171,7 +190,9 @@ def _coded(ds: RelationalDataset, target: str, examples: np.ndarray, labels: np.
     computed = computed_predicates(ds, language, target)
     _check_language(language, arities, target, computed)
     background = "\n".join(ds.rules).encode() if computed else b""
-    return Problem(target, examples, labels, tables, vocab, language, arities, computed, background)
+    lazy, positive_only = lazy_predicates(ds, language, computed)
+    return Problem(target, examples, labels, tables, vocab, language, arities, computed, background,
+                   lazy=lazy, positive_only=positive_only)
 
 
 def _check_language(lang: ModeLanguage, arities: dict[str, int], target: str,

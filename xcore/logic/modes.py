@@ -1,15 +1,17 @@
 """Aleph/Progol mode declarations: ``modeh``/``modeb`` with recall and +input/-output/#constant types.
 
-`read_language` reads the ``:- modeh(...)``, ``:- modeb(...)``, ``:- determination(...)`` and
-``:- set(Param, Value)`` directives of a ``.b`` file (the old Progol ``!-`` form too) into a
-`ModeLanguage`; ground facts of the file are returned alongside (with lists kept as terms).
+`read_language` reads the ``:- modeh(...)``, ``:- modeb(...)``, ``:- determination(...)``,
+``:- set(Param, Value)``, ``:- lazy_evaluate(P/N)`` and ``:- positive_only(P/N)`` directives of a
+``.b`` file (the old Progol ``!-`` form too) into a `ModeLanguage`; ground facts of the file are
+returned alongside (with lists kept as terms).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from xcore.errors import DataError
+from xcore.errors import DataError, XcoreError
 from xcore.logic.terms import Clause, Struct, Term, Var, read_clauses, term_text
 
 ROLES = {"+": "input", "-": "output", "#": "constant"}
@@ -61,6 +63,11 @@ class ModeLanguage:
     modeb: list[Mode] = field(default_factory=list)
     determinations: list[tuple[tuple[str, int], tuple[str, int]]] = field(default_factory=list)
     settings: dict[str, str] = field(default_factory=dict)
+    lazy: list[tuple[str, int]] = field(default_factory=list)
+    """Predicates declared ``lazy_evaluate/1``: their constants are computed during the search by the
+    background's own definition from the values their variables take on the covered examples."""
+    positive_only: list[tuple[str, int]] = field(default_factory=list)
+    """Lazily evaluated predicates declared ``positive_only/1``: their definition sees positives only."""
 
     @property
     def depth(self) -> int:
@@ -82,6 +89,8 @@ class ModeLanguage:
         lines = [f":- {m}." for m in self.modeh + self.modeb]
         lines += [f":- determination({h[0]}/{h[1]},{b[0]}/{b[1]})." for h, b in self.determinations]
         lines += [f":- set({k},{v})." for k, v in self.settings.items()]
+        lines += [f":- lazy_evaluate({n}/{a})." for n, a in self.lazy]
+        lines += [f":- positive_only({n}/{a})." for n, a in self.positive_only]
         return "\n".join(lines)
 
 
@@ -131,12 +140,31 @@ def language_from_clauses(clauses: list[Clause], file: str = "<modes>") -> ModeL
                                         _indicator(goal.args[1], file, c.line)))
         elif goal.name == "set" and len(goal.args) == 2:
             lang.settings[term_text(goal.args[0])] = term_text(goal.args[1])
+        elif goal.name in ("lazy_evaluate", "positive_only") and len(goal.args) == 1:
+            keys = lang.lazy if goal.name == "lazy_evaluate" else lang.positive_only
+            key = _indicator(goal.args[0], file, c.line)
+            if key not in keys:
+                keys.append(key)
     return lang
 
 
 def read_language(text: str, file: str = "<modes>") -> ModeLanguage:
     """The mode language of an Aleph ``.b`` (or Progol) file's text."""
     return language_from_clauses(read_clauses(text, file), file)
+
+
+_DECLARATION = re.compile(r"^[ \t]*(?::-|!-)[ \t]*(?:modeh|modeb|mode|determination|set|lazy_evaluate|positive_only)"
+                          r"[ \t]*\(.*$", re.M)
+
+
+def read_declarations(text: str, file: str = "background") -> ModeLanguage | None:
+    """The declarations (modes, determinations, settings, ``lazy_evaluate``, ``positive_only``) of an
+    Aleph background that also has rules, read from its one-line directives only (rules need a full
+    Prolog reader); None when they cannot be read."""
+    try:
+        return read_language("\n".join(_DECLARATION.findall(text)), file)
+    except XcoreError:
+        return None
 
 
 def ground_facts(clauses: list[Clause]) -> dict[tuple[str, int], list[tuple[str, ...]]]:

@@ -37,6 +37,7 @@ from xcore.data.io.prolog_facts import parse_fact
 from xcore.data.io.prolog_text import QUOTED, short
 from xcore.data.schema import Predicate
 from xcore.errors import DataError
+from xcore.logic.modes import read_declarations
 
 ROLES = {".b": "background", ".pl": "background", ".f": "positive", ".n": "negative"}
 """File role by extension."""
@@ -89,6 +90,7 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
     rules = [(file, line, text) for file, role, f in parsed for line, text in f.rules]
     if rules:
         derived, notes = materialise(files, parsed, rules, parse_prolog)
+        notes += _lazy_notes(files)
         for key, (args, file) in derived.items():
             facts = PrologFacts()
             facts.add_block(key, args, np.zeros(len(args[0]) if args else 0, dtype=np.int64))
@@ -128,6 +130,18 @@ def prolog_from_files(files: FileSet, name: str, limits: Limits | None = None) -
         ds.rules = tuple(normalised_bytes(files[f]).decode("utf-8", "replace")
                          for f in sorted(files) if ROLES.get(suffix(f)) == "background")
     return ds
+
+
+def _lazy_notes(files: FileSet) -> list[str]:
+    """The background's ``lazy_evaluate/1`` declarations, for the description (the declarations stay in
+    `RelationalDataset.rules`, where DRM reads them: `xcore.logic.modes.read_declarations`)."""
+    text = "\n".join(normalised_bytes(files[f]).decode("utf-8", "replace")
+                     for f in sorted(files) if ROLES.get(suffix(f)) == "background")
+    lang = read_declarations(text)
+    if lang is None or not lang.lazy:
+        return []
+    return ["lazily evaluated (Aleph's lazy_evaluate: constants computed from the covered examples): "
+            + ", ".join(f"{n}/{a}" for n, a in lang.lazy)]
 
 
 def _add_atoms(parts: Parts, pred: str, role: str, args: list, file: str, ln: np.ndarray) -> None:

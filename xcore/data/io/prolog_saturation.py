@@ -192,6 +192,11 @@ covers(H, B, Ex) :-
              R \== depth_limit_exceeded ).
 
 main :-
+    current_prolog_flag(argv, [task, Bk, Pos, Neg|Files]), !,   % task_main/1 comes with the caller's code
+    load_file(Bk, background), load_file(Pos, pos), load_file(Neg, neg),
+    task_main(Files),
+    halt.
+main :-
     current_prolog_flag(argv, [cover, Bk, Pos, Neg, ClauseFile, ExampleFile]), !,
     load_file(Bk, background), load_file(Pos, pos), load_file(Neg, neg),
     cover(ClauseFile, ExampleFile),
@@ -230,10 +235,11 @@ def _limits() -> None:  # in the child, before exec
     resource.setrlimit(resource.RLIMIT_CPU, (PROCESS_SECONDS, PROCESS_SECONDS))
 
 
-def _run(files: dict[str, bytes], args: list[str], what: str) -> str:
+def run_driver(files: dict[str, bytes], args: list[str], what: str, extra: str = "") -> str:
     """Run the driver on `files` (written to a fresh temporary folder) with `args` (names of those
-    files or plain data), under the limits; its standard output."""
-    driver = _DRIVER.replace("__TIME__", str(TIME_PER_CALL)).replace("__MAXRECALL__", str(MAX_RECALL))
+    files or plain data), under the limits; its standard output. `extra` is more driver code (a
+    ``task_main/1`` for ``task`` arguments, as `xcore.data.io.prolog_lazy` gives)."""
+    driver = (_DRIVER + extra).replace("__TIME__", str(TIME_PER_CALL)).replace("__MAXRECALL__", str(MAX_RECALL))
     with tempfile.TemporaryDirectory(prefix="xcore-sat-") as tmp:
         paths = {}
         for name, data in {**files, "driver.pl": driver.encode()}.items():
@@ -269,8 +275,8 @@ def clause_coverage(background: bytes, positives: bytes, negatives: bytes, claus
         return np.zeros((len(clauses), len(examples)), dtype=np.int8)
     text = "".join(f"({c.strip().rstrip('.')}).\n" for c in clauses).encode()
     exs = "".join(f"{e.strip().rstrip('.')}.\n" for e in examples).encode()
-    out = _run({"bk": background, "pos": positives, "neg": negatives, "clauses": text, "examples": exs},
-               ["cover", "bk", "pos", "neg", "clauses", "examples"], "computing coverage")
+    out = run_driver({"bk": background, "pos": positives, "neg": negatives, "clauses": text, "examples": exs},
+                     ["cover", "bk", "pos", "neg", "clauses", "examples"], "computing coverage")
     rows = [l.split("\t", 1)[1] for l in out.splitlines() if l.startswith("cover\t")]
     if len(rows) != len(clauses) or any(len(r) != len(examples) for r in rows):
         raise DataError("SWI-Prolog could not read the clauses or examples to cover", file="background")
@@ -285,8 +291,8 @@ def saturate_examples(background: bytes, positives: bytes, negatives: bytes, exa
     if not available():
         raise DataError("SWI-Prolog (swipl) is not installed: saturation needs it", file="background")
     extra = "".join(f"\n:- set({k}, {v}).\n" for k, v in (settings or {}).items()).encode()
-    text = _run({"bk": background + extra, "pos": positives, "neg": negatives}, ["bk", "pos", "neg", *examples],
-                "saturating")
+    text = run_driver({"bk": background + extra, "pos": positives, "neg": negatives},
+                      ["bk", "pos", "neg", *examples], "saturating")
     out: list[Saturation] = []
     current: Saturation | None = None
     for line in text.splitlines():
