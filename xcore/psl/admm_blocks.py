@@ -171,7 +171,7 @@ def build_blocks(A: sp.csr_matrix, b: np.ndarray, w: np.ndarray, squared: np.nda
     soft = (np.diff(A.indptr) > 0) & (w > 0)
     M = sp.vstack([A[soft], C], format="csr")
     M.sort_indices()
-    scale = np.maximum.reduceat(np.abs(M.data), M.indptr[:-1]) if M.nnz else np.zeros(0)
+    scale = np.maximum.reduceat(np.r_[np.abs(M.data), 0.0], M.indptr[:-1]) if M.shape[0] else np.zeros(0)  # 0: a last empty row
     scale = np.where(np.diff(M.indptr) > 0, scale, 1.0)
     M = sp.csr_matrix(sp.diags(1.0 / scale) @ M)
     M.sort_indices()
