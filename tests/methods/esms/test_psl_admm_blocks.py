@@ -186,3 +186,23 @@ def test_psl_stopping_rule_stops_earlier_near_the_optimum_and_unknown_rules_are_
     assert psl.energy >= exact.energy - 1e-9 * abs(exact.energy)  # the exact run is the optimum
     with pytest.raises(XcoreError, match="stopping rule"):
         map_admm(prog, stop="java")
+
+
+EDGE_CASES = {
+    "no potentials": ([], [], 3),
+    "a weightless potential and one without atoms": (
+        [(np.array([0]), np.array([1.0]), -0.5, 0.0, False), (np.array([], dtype=int), np.array([]), 0.3, 1.0, True),
+         (np.array([1, 2]), np.array([1.0, -1.0]), 0.2, 2.0, False)], [], 3),
+    "a last hard row without atoms": (
+        [(np.array([0, 1]), np.array([1.0, -1.0]), 0.1, 1.0, False)],
+        [(np.array([0, 1]), np.array([1.0, 1.0]), -1.0, False), (np.array([], dtype=int), np.array([]), -0.5, False)], 3),
+}
+
+
+@pytest.mark.parametrize("case", EDGE_CASES.values(), ids=EDGE_CASES.keys())
+def test_programs_with_empty_rows_or_blocks_solve_to_the_qps_energy(case):
+    rows, hard, n = case
+    prog = _program(rows, hard, n)
+    res = map_admm(prog, tol=1e-10)
+    assert res.converged, res.message
+    assert res.energy == pytest.approx(map_qp(prog).energy, rel=1e-6, abs=1e-8)
