@@ -99,8 +99,10 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
         z = np.where(has_copy, np.clip(sums / np.maximum(count, 1), lo, hi), z_old)
         zc = z[bl.cols]
         u = u + xh - zc
-        res = _Residuals(float(np.sqrt(np.sum((x - zc) ** 2))), rho * float(np.sqrt(np.sum(count * (z - z_old) ** 2))),
-                         float(np.sqrt(np.sum(x * x))), float(np.sqrt(np.sum(zc ** 2))), rho * float(np.sqrt(np.sum(u * u))))
+        res = _Residuals(float(np.sqrt(np.sum((x - zc) ** 2))),
+                         rho * float(np.sqrt(np.sum(count * (z - z_old) ** 2))),
+                         float(np.sqrt(np.sum(x * x))), float(np.sqrt(np.sum(zc ** 2))),
+                         rho * float(np.sqrt(np.sum(u * u))))
         if res.done(stop, tol, len(bl.a)):
             converged = True
             break

@@ -8,7 +8,7 @@ step for the whole group -- argmin_x f(a.x) + rho/2 |x - v|^2 -- is one exact 1-
 with t = a.v + s |a|^2. This is exact (no approximation): identical potentials are the special case
 of equal constants (their weights add), and hard rows over the same form are bounds on t. ADMM then
 keeps one local copy per non-zero of the distinct forms instead of one per non-zero of every
-potential (980,132 -> 16,474 copies on entity-resolution), and the z-average is over few copies.
+potential (980,132 -> 16,624 copies on entity-resolution), and the z-average is over few copies.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class Segments:
 
 def _row_keys(M: sp.csr_matrix) -> np.ndarray:
     """One id per row of `M`, equal exactly when two rows have the same atoms and coefficients
-    (grouped per row length: one `np.unique` over the rows' index and coefficient bits)."""
+    (grouped per row length: one `np.lexsort` over the rows' indices and coefficient bits)."""
     lengths = np.diff(M.indptr)
     ids = np.full(M.shape[0], -1, dtype=np.int64)
     seen = 0
@@ -171,7 +171,8 @@ def build_blocks(A: sp.csr_matrix, b: np.ndarray, w: np.ndarray, squared: np.nda
     soft = (np.diff(A.indptr) > 0) & (w > 0)
     M = sp.vstack([A[soft], C], format="csr")
     M.sort_indices()
-    scale = np.maximum.reduceat(np.r_[np.abs(M.data), 0.0], M.indptr[:-1]) if M.shape[0] else np.zeros(0)  # 0: a last empty row
+    padded = np.r_[np.abs(M.data), 0.0]  # a last row without atoms must not index past the data
+    scale = np.maximum.reduceat(padded, M.indptr[:-1]) if M.shape[0] else np.zeros(0)
     scale = np.where(np.diff(M.indptr) > 0, scale, 1.0)
     M = sp.csr_matrix(sp.diags(1.0 / scale) @ M)
     M.sort_indices()
@@ -208,8 +209,8 @@ def _with_members(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, norm2: np.n
     order = np.argsort(bp)
     order = order[np.argsort(block[order], kind="stable")]  # by block, then breakpoint (lexsort's order, 2x faster)
     block, bp, sq, weight = block[order], bp[order], sq[order], weight[order]
-    new = np.r_[True, (block[1:] != block[:-1]) | (bp[1:] != bp[:-1]) | (sq[1:] != sq[:-1])] if len(block) else np.zeros(0, bool)
-    starts = np.flatnonzero(new)
+    differs = (block[1:] != block[:-1]) | (bp[1:] != bp[:-1]) | (sq[1:] != sq[:-1])
+    starts = np.flatnonzero(np.r_[True, differs]) if len(block) else np.zeros(0, dtype=np.int64)
     weight = np.add.reduceat(weight, starts) if len(starts) else weight
     block, bp, sq = block[starts], bp[starts], sq[starts]
     first = np.searchsorted(block, np.arange(G + 1))
