@@ -178,15 +178,13 @@ def build_blocks(A: sp.csr_matrix, b: np.ndarray, w: np.ndarray, squared: np.nda
     M.sort_indices()
     ids = _row_keys(M)
     hard_kept = ids[soft.sum():] >= 0  # a hard row without atoms is a constant: feasibility checks it
+    G = int(ids.max(initial=-1)) + 1  # the ids are 0..G-1, every one used
     keep = np.flatnonzero(ids >= 0)
-    blocks, block_of_row = np.unique(ids[keep], return_inverse=True)
-    rep = keep[np.unique(block_of_row, return_index=True)[1]]
-    R = M[rep]
-    coo = R.tocoo()
-    G = len(blocks)
+    rep = np.zeros(G, dtype=np.int64)
+    rep[ids[keep][::-1]] = keep[::-1]  # each block's first row (the last write wins)
+    coo = M[rep].tocoo()
     n_soft = int(soft.sum())
-    block = np.full(M.shape[0], -1, dtype=np.int64)
-    block[keep] = block_of_row.ravel()
+    block = ids
     s_soft, s_hard = scale[:n_soft], scale[n_soft:]
     lo, hi = np.full(G, -np.inf), np.full(G, np.inf)
     hb = block[n_soft:]
