@@ -1,5 +1,6 @@
-"""Consensus ADMM for hinge-loss MRFs, as PSL's own reasoner (Bach et al.): every non-zero of the
-potentials and hard rows holds a local copy of its atom, updated in closed form, then averaged."""
+"""Consensus ADMM for hinge-loss MRFs, as PSL's own reasoner (Bach et al.), over blocks: potentials
+and hard rows that share a linear form are one local problem (`xcore.psl.admm_blocks`), each of its
+non-zeros holds a local copy of its atom, updated in closed form, then averaged."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from xcore.errors import XcoreError
+from xcore.psl.admm_blocks import Blocks, build_blocks
 from xcore.psl.map_problem import HARD_TOL, MAPResult, box_bounds, check_hard_feasible, hard_violation, start_state
 from xcore.psl.program import HingeProgram
 from xcore.runtime import Progress, throttled
@@ -20,116 +22,105 @@ ADMM_BALANCE = (10, 10.0, 2.0)
 when the relative primal residual exceeds the relative dual one tenfold (or the reverse). On
 entity-resolution, whose atoms have thousands of local copies, this and the over-relaxation cut the
 iterations 4.5-fold (bench/RESULTS.md, "PSL entity-resolution inference")."""
+PSL_EPSILON = (1e-5, 1e-3)
+"""Java PSL's ADMMReasoner stopping rule (admmreasoner.epsilonabs, .epsilonrel): stop when the primal
+residual < sqrt(copies) eps_abs + eps_rel max(|x|, |z|) and the dual residual < sqrt(copies) eps_abs +
+eps_rel |y| (y = rho u, the unscaled multipliers). Looser than ours: `stop="psl"` selects it."""
+STOPPING_RULES = ("exact", "psl")
+RHO_RANGE = (1e-8, 1e8)
+"""Balancing keeps rho within this range: on infeasible hard rows it would grow without end (to inf,
+then NaN in the local steps) while the residuals never meet."""
 
 
 @dataclass
-class _Consensus:
-    """Consensus ADMM's fixed arrays: one local copy per non-zero of [A; C] (row-sorted), its row's
-    offset, kind (0 linear hinge, 1 squared hinge, 2 hard <=, 3 hard =), weight and squared norm."""
+class _Residuals:
+    """One iteration's primal and dual residuals and the norms they are measured against."""
 
-    rows: np.ndarray
-    cols: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    starts: np.ndarray
-    kinds: dict[int, np.ndarray | None]
-    w: np.ndarray
-    norm2: np.ndarray
-    count: np.ndarray
-    lo: np.ndarray | float
-    hi: np.ndarray | float
+    primal: float
+    dual: float
+    x_norm: float
+    z_norm: float
+    y_norm: float
 
-    def local_steps(self, s: np.ndarray, rho: float) -> np.ndarray:
-        """How far each local copy moves along -a: the closed-form minimiser of its potential plus
-        rho/2 |x - v|^2 (a projection for hard rows), given its row's value s = a.v + b."""
-        step = np.zeros_like(s)
-        for kind, idx in self.kinds.items():
-            si, wi, ni = (s, self.w, self.norm2) if idx is None else (s[idx], self.w[idx], self.norm2[idx])
-            if kind == 0:  # step of w/rho along -a, unless it overshoots the hinge -> project
-                got = np.minimum(wi / rho, si / ni)
-            elif kind == 1:
-                got = 2 * wi * si / (rho + 2 * wi * ni)
-            else:
-                got = si / ni
-            got = got if kind == 3 else np.where(si > 0, got, 0.0)
-            if idx is None:
-                step = got
-            else:
-                step[idx] = got
-        return step
+    def done(self, stop: str, tol: float, copies: int) -> bool:
+        """Whether ADMM may stop: ours (`exact`, relative `tol`) or Java PSL's rule (`psl`)."""
+        if stop == "psl":
+            eps_abs, eps_rel = PSL_EPSILON
+            floor = np.sqrt(copies) * eps_abs
+            return (self.primal < floor + eps_rel * max(self.x_norm, self.z_norm)
+                    and self.dual < floor + eps_rel * self.y_norm)
+        return (self.primal <= tol * max(self.x_norm, self.z_norm, 1.0)
+                and self.dual <= tol * max(self.y_norm, 1.0))
 
 
-def _consensus(prog: HingeProgram) -> _Consensus:
-    """The consensus problem of `prog`; hard rows over one atom become bounds (`box_bounds`)."""
+def blocks_of(prog: HingeProgram) -> tuple[Blocks, np.ndarray | float, np.ndarray | float]:
+    """The program's ADMM blocks and the bounds on each atom; hard rows over one atom are bounds
+    (`box_bounds`, held by the consensus clip), the other hard rows bounds on their block's form."""
     boxed = box_bounds(prog) if prog.C.shape[0] else None
     lo, hi = (boxed[0], boxed[1]) if boxed is not None else (0.0, 1.0)
-    keep = boxed[2] if boxed is not None else np.arange(prog.C.shape[0])  # bounds are held by the clip
-    M = sp.vstack([prog.A, prog.C.tocsr()[keep]], format="csr")
-    M.eliminate_zeros()
-    M.sort_indices()
-    coo = M.tocoo()
-    rows, cols, a = coo.row, coo.col, coo.data
-    kind = np.concatenate([np.where(prog.squared, 1, 0), np.where(prog.equality[keep], 3, 2)])[rows]
-    present = np.unique(kind)
-    kinds = {int(k): (None if len(present) == 1 else np.flatnonzero(kind == k)) for k in present}
-    w = np.concatenate([prog.w, np.zeros(len(keep))])[rows]
-    norm2 = np.bincount(rows, a * a, minlength=M.shape[0])[rows]
-    return _Consensus(rows, cols, a, np.concatenate([prog.b, prog.d[keep]]),
-                      np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, np.int64),
-                      kinds, w, norm2, np.bincount(cols, minlength=prog.n_atoms).astype(np.float64), lo, hi)
+    keep = boxed[2] if boxed is not None else np.arange(prog.C.shape[0])
+    C = prog.C.tocsr()[keep]
+    return build_blocks(prog.A, prog.b, prog.w, prog.squared, C, prog.d[keep], prog.equality[keep],
+                        prog.n_atoms), lo, hi
 
 
 def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
-             tol: float = 1e-7, max_iter: int = 20000, progress: Progress | None = None) -> MAPResult:
-    """Consensus ADMM (Bach et al., PSL): closed-form local hinge updates, averaged consensus,
-    over-relaxed (`ADMM_RELAXATION`) with rho balanced on the residuals (`ADMM_BALANCE`).
+             tol: float = 1e-7, max_iter: int = 20000, progress: Progress | None = None,
+             stop: str = "exact") -> MAPResult:
+    """Consensus ADMM (Bach et al., PSL): exact local steps per block of potentials sharing a linear
+    form, averaged consensus, over-relaxed (`ADMM_RELAXATION`) with rho balanced on the residuals
+    (`ADMM_BALANCE`). `stop`: ``exact`` (relative residuals below `tol`) or ``psl`` (Java PSL's
+    rule, `PSL_EPSILON`). `y0` warm-starts the consensus values.
 
-    Every non-zero of [A; C] holds a local copy of its atom; all updates are array operations.
+    All updates are array operations over the blocks' local copies and potentials.
     """
+    if stop not in STOPPING_RULES:
+        raise XcoreError(f"unknown ADMM stopping rule {stop!r}; use {' or '.join(STOPPING_RULES)}")
     t0 = time.perf_counter()
-    cs = _consensus(prog)
-    z = np.clip(start_state(prog, y0), cs.lo, cs.hi)
-    u = np.zeros_like(cs.a)
-    has_copy = cs.count > 0
+    bl, lo, hi = blocks_of(prog)
+    z = np.clip(start_state(prog, y0), lo, hi)
+    u = np.zeros_like(bl.a)
+    count = np.bincount(bl.cols, minlength=prog.n_atoms).astype(np.float64)
+    has_copy = count > 0
     every, mu, tau = ADMM_BALANCE
-    it, converged = 0, False
+    it, converged, active = 0, False, None
     tick = throttled(progress)
     for it in range(1, max_iter + 1):
         if tick is not None:
             tick(it / max_iter, f"ADMM iteration {it:,}")
-        zc = z[cs.cols]
+        zc = z[bl.cols]
         v = zc - u
-        s = cs.b.copy()
-        if len(cs.starts):
-            s[cs.rows[cs.starts]] += np.add.reduceat(cs.a * v, cs.starts)
-        x = v - cs.local_steps(s[cs.rows], rho) * cs.a
+        t_v = bl.row_sums(bl.a * v)
+        t, active = bl.prox_t(t_v, rho / bl.norm2, active)
+        x = v + ((t - t_v) / bl.norm2)[bl.rows] * bl.a
         xh = ADMM_RELAXATION * x + (1.0 - ADMM_RELAXATION) * zc
         z_old = z
-        sums = np.bincount(cs.cols, xh + u, minlength=len(z))
-        z = np.where(has_copy, np.clip(sums / np.maximum(cs.count, 1), cs.lo, cs.hi), z_old)
-        zc = z[cs.cols]
+        sums = np.bincount(bl.cols, xh + u, minlength=len(z))
+        z = np.where(has_copy, np.clip(sums / np.maximum(count, 1), lo, hi), z_old)
+        zc = z[bl.cols]
         u = u + xh - zc
-        r_primal = float(np.sqrt(np.sum((x - zc) ** 2)))
-        r_dual = rho * float(np.sqrt(np.sum(cs.count * (z - z_old) ** 2)))
-        scale_p = max(float(np.sqrt(np.sum(x * x))), float(np.sqrt(np.sum(zc ** 2))), 1.0)
-        scale_d = rho * float(np.sqrt(np.sum(u * u)))
-        if r_primal <= tol * scale_p and r_dual <= tol * max(scale_d, 1.0):
+        res = _Residuals(float(np.sqrt(np.sum((x - zc) ** 2))),
+                         rho * float(np.sqrt(np.sum(count * (z - z_old) ** 2))),
+                         float(np.sqrt(np.sum(x * x))), float(np.sqrt(np.sum(zc ** 2))),
+                         rho * float(np.sqrt(np.sum(u * u))))
+        if res.done(stop, tol, len(bl.a)):
             converged = True
             break
-        if it % every == 0 and scale_d > 0:  # normalised residual balancing; u is scaled with 1/rho
-            rel_p, rel_d = r_primal / scale_p, r_dual / scale_d
-            if rel_p > mu * rel_d:
+        if it % every == 0 and res.y_norm > 0:  # normalised residual balancing; u is scaled with 1/rho
+            rel_p, rel_d = res.primal / max(res.x_norm, res.z_norm, 1.0), res.dual / res.y_norm
+            if rel_p > mu * rel_d and rho < RHO_RANGE[1]:
                 rho, u = rho * tau, u / tau
-            elif rel_d > mu * rel_p:
+            elif rel_d > mu * rel_p and rho > RHO_RANGE[0]:
                 rho, u = rho / tau, u * tau
-    return _admm_result(prog, z, it, converged, t0)
+    return _admm_result(prog, z, it, converged, t0, bl)
 
 
-def _admm_result(prog: HingeProgram, z: np.ndarray, it: int, converged: bool, t0: float) -> MAPResult:
+def _admm_result(prog: HingeProgram, z: np.ndarray, it: int, converged: bool, t0: float, bl: Blocks) -> MAPResult:
     """ADMM's state as a result; hard constraints it leaves violated are reported (or found infeasible)."""
-    message = "converged" if converged else "iteration limit reached"
+    message = (f"{'converged' if converged else 'iteration limit reached'} ({prog.n_potentials:,} potentials "
+               f"in {bl.n_blocks:,} blocks, {len(bl.a):,} local copies)")
     violation = hard_violation(prog, z)
-    if violation > HARD_TOL:
+    if not violation <= HARD_TOL:  # NaN counts as violated
         check_hard_feasible(prog)  # raises when no state can hold them; else say how far this one is
         converged = False
         message += f"; the hard constraints are violated by up to {violation:.3g}"
