@@ -131,16 +131,7 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
     if stop not in STOPPING_RULES:
         raise XcoreError(f"unknown ADMM stopping rule {stop!r}; use {' or '.join(STOPPING_RULES)}")
     t0 = time.perf_counter()
-    if warm is not None:
-        bl, lo, hi = warm.blocks.reweighted(prog.w), warm.lo, warm.hi
-    else:
-        bl, lo, hi = blocks_of(prog)
-    z = np.clip(start_state(prog, y0), lo, hi)
-    u = np.zeros_like(bl.a)
-    active = None
-    if warm is not None and warm.u is not None:
-        u, rho, active = warm.u.copy(), warm.rho, warm.active
-        active.refresh(bl, np.arange(bl.n_blocks), active.count.copy())  # its cached sums are the old weights'
+    bl, lo, hi, z, u, rho, active = _start(prog, y0, rho, warm)
     count = np.bincount(bl.cols, minlength=prog.n_atoms).astype(np.float64)
     has_copy = count > 0
     every, mu, tau = ADMM_BALANCE
@@ -176,6 +167,21 @@ def map_admm(prog: HingeProgram, y0: np.ndarray | None = None, rho: float = 1.0,
     if warm is not None:
         warm.u, warm.rho, warm.active = u, rho, active
     return _admm_result(prog, z, it, converged, t0, bl)
+
+
+def _start(prog: HingeProgram, y0: np.ndarray | None, rho: float, warm: AdmmWarm | None) -> tuple:
+    """Blocks, bounds, consensus values, scaled multipliers, rho and segments to start from: fresh, or
+    `warm`'s blocks under the program's weights with its multipliers, rho and segments."""
+    if warm is not None:
+        bl, lo, hi = warm.blocks.reweighted(prog.w), warm.lo, warm.hi
+    else:
+        bl, lo, hi = blocks_of(prog)
+    z = np.clip(start_state(prog, y0), lo, hi)
+    if warm is None or warm.u is None:
+        return bl, lo, hi, z, np.zeros_like(bl.a), rho, None
+    active = warm.active
+    active.refresh(bl, np.arange(bl.n_blocks), active.count.copy())  # its cached sums are the old weights'
+    return bl, lo, hi, z, warm.u.copy(), warm.rho, active
 
 
 def _admm_result(prog: HingeProgram, z: np.ndarray, it: int, converged: bool, t0: float, bl: Blocks) -> MAPResult:
