@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from xcore.psl.admm import PSL_EPSILON, AdmmWarm, admm_options, blocks_of, map_a
 from xcore.psl.admm_blocks import build_blocks
 from xcore.psl.cli import main
 from xcore.psl.inference import map_inference
+from xcore.psl.java_engine import java_psl_jar
 from xcore.psl.model import PSLModel
 from xcore.psl.program import HingeProgram
 from xcore.psl.weight_learning import learn_weights
@@ -154,3 +157,33 @@ def test_cli_unknown_option_is_named_with_the_supported_ones(tmp_path):
     code, err = run_cli("--config", config, "--no-learn", "-o", str(tmp_path / "o"),
                         "-D", "admmreasoner.maxiterations=many")
     assert code == 2 and "admmreasoner.maxiterations" in err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(java_psl_jar() is None, reason="needs Java and the PSL jar bundled in pslpython (bench extra)")
+def test_learning_on_kept_admm_matches_java_on_simple_acquaintances(tmp_path):
+    """psl-examples' simple-acquaintances (hard symmetry, latent targets) learned with --method admm, whose
+    blocks and multipliers are kept across steps, gives Java PSL's learned weights and values."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_psl_examples import copy_project, write_synthetic_data
+    from test_psl_weight_learning import JAVA_OPTIONS, java_learned, read_values
+
+    root = copy_project("simple-acquaintances", tmp_path)
+    config = root / "cli" / "simple-acquaintances.json"
+    write_synthetic_data(config, seed=3, reflexive_targets=False, domain=tuple(str(i) for i in range(6)))
+    doc = json.loads(config.read_text())
+    doc["options"] = {**JAVA_OPTIONS, "runtime.learn": True, "runtime.inference": True,
+                      "runtime.learn.output.model.path": str(tmp_path / "java-learned.psl"),
+                      "runtime.inference.output.results.dir": str(tmp_path / "java_out")}
+    (config.parent / "java.json").write_text(json.dumps(doc))
+    java = subprocess.run(["java", "-Xmx1g", "-jar", str(java_psl_jar()), "java.json"], cwd=config.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert java.returncode == 0, java.stdout[-2000:] + java.stderr[-2000:]
+    code, err = run_cli("--config", str(config), "--learn", "StructuredPerceptron", "--infer", "--method", "admm",
+                        "-o", str(tmp_path / "ours"), "-q")
+    assert code == 0, err
+    theirs = java_learned(tmp_path / "java-learned.psl")
+    mine = java_learned(tmp_path / "ours" / "simple-acquaintances-learned.psl")
+    np.testing.assert_allclose(np.array(mine, dtype=float), np.array(theirs, dtype=float), atol=1e-5)
+    a, b = read_values(tmp_path / "java_out" / "KNOWS.txt"), read_values(tmp_path / "ours" / "KNOWS.txt")
+    assert set(a) == set(b) and max(abs(a[k] - b[k]) for k in a) < 1e-3
