@@ -53,7 +53,9 @@ def run_project(args: argparse.Namespace, out: TextIO, err: TextIO, lap: Callabl
     if ignored:  # never silent, even when quiet: a mistyped option would otherwise change nothing unseen
         err.write(f"warning: PSL options not used by xcore, ignored: {', '.join(f'{k}={args.options[k]}' for k in ignored)}"
                   f" (supported: {', '.join(SUPPORTED_OPTIONS)})\n")
-    admm = admm_options({**project.options, **args.options})  # checked before grounding: a bad value exits 2
+    # -D only: a config's admmreasoner.* (tuned for Java's loose stopping rule, e.g. maxiterations=500) would
+    # cap our exact one; checked before grounding, so a bad value exits 2
+    admm = admm_options(args.options)
     if admm and args.method != "admm":
         err.write(f"note: {', '.join(k for k in args.options if k.lower() in ADMM_OPTION_KEYS)} steer ADMM only "
                   "(--method admm)\n")

@@ -146,6 +146,11 @@ def test_cli_admm_options_reach_map_admm(tmp_path, monkeypatch):
     code, err = run_cli("--config", config, "--no-learn", "--method", "admm", "-o", str(tmp_path / "o2"),
                         "-D", "admmreasoner.maxiterations=2")
     assert code == 0 and "iteration limit reached" in err  # the cap was applied
+    doc = json.loads(Path(config).read_text())  # a config's admmreasoner.* (tuned for Java's rule) are not used
+    doc["options"] = {"admmreasoner.maxiterations": 2}
+    Path(config).write_text(json.dumps(doc))
+    code, err = run_cli("--config", config, "--no-learn", "--method", "admm", "-o", str(tmp_path / "o3"))
+    assert code == 0 and "iteration limit reached" not in err, err
 
 
 def test_cli_unknown_option_is_named_with_the_supported_ones(tmp_path):
