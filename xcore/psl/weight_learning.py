@@ -18,7 +18,9 @@ E[Phi_r] - Phi_r(y*)``, with the expectation replaced by the incompatibility in 
 
 Target atoms without a truth label are latent: the observed incompatibility takes them at their
 MAP values with every labelled atom fixed to its truth (PSL's ``OptimalValue``). MAP states are
-exact (`xcore.psl.inference`), warm-started from the previous step. As in PSL, the starting
+exact (`xcore.psl.inference`), warm-started from the previous step by solvers kept across steps
+(`xcore.psl.learning_states`: with ADMM the blocks are built once and reweighted, and its multipliers
+carry over; ``admmreasoner.*`` options reach it). As in PSL, the starting
 weights are first divided by the largest one (option ``inference.normalize``, default true); MAP
 states do not change under that scaling, the perceptron's steps do.
 """
