@@ -1,6 +1,7 @@
-"""Entity-resolution (linqs/psl-examples, `.data` + `.psl` unchanged) MAP inference at real size.
+"""Entity-resolution (linqs/psl-examples, `.data` + `.psl` unchanged) MAP inference and weight learning at real size.
 
     python bench/psl_er.py [DOMAIN] [TIMEOUT_S] [--solvers auto qp admm] [--java] [--no-in-process]
+    python bench/psl_er.py [DOMAIN] [TIMEOUT_S] --learn [--solvers auto admm] [--learners MaxLikelihoodMPE ...]
 
 Data: the synthetic files of `tests/methods/esms/test_psl_examples.py::write_synthetic_data` over DOMAIN
 constants (default 9: 162 targets, ~491,000 potentials; 6: 72 targets, ~11,000). Two tables:
@@ -9,6 +10,9 @@ constants (default 9: 162 targets, ~491,000 potentials; 6: 72 targets, ~11,000).
    (default 120) wall is shown as not finished. With `--java`, Java PSL 2.4.1 (pslpython's runtime jar,
    its default ADMM options, `nice -n 10`) on the same files and rules, its values' energy under our
    grounding.
+With `--learn`, instead: learn-then-infer per learner and solver in a fresh process (`python -m xcore.psl
+--learn LEARNER --infer --method M` on the one `.data` file): process CPU seconds, the learn phase's CPU
+seconds (the command's own line), steps, energy of the final inference.
 2. in process, on one grounding: ADMM's blocks, iterations, CPU seconds and energy gap against L-BFGS-B
    (`auto`), for our stopping rule and Java PSL's (`stop="psl"`).
 """
@@ -84,6 +88,29 @@ def fresh_process_rows(data: Path, model: Path, solvers: list[str], timeout: flo
     return rows
 
 
+def learn_rows(data: Path, model: Path, solvers: list[str], learners: list[str], timeout: float,
+               out: Path) -> list[str]:
+    """Learn-then-infer in a fresh process per learner and solver: CPU seconds of the process and of learning."""
+    from psl_citeseer_size import timed
+
+    rows = []
+    for learner in learners:
+        for method in solvers:
+            cmd = [sys.executable, "-m", "xcore.psl", "--data", str(data), "--model", str(model), "--learn", learner,
+                   "--infer", "--method", method, "-o", str(out / f"{learner}-{method}"), "--no-check-unique"]
+            code, log, wall, cpu = timed(cmd, data.parent, timeout)
+            if code != 0:
+                why = "not finished" if code == -9 else f"exit {code}"
+                rows.append(f"| {learner} | {method} | > {timeout:.0f} wall, {why} ({cpu:.1f} CPU-s) | | | | {wall:.1f} |")
+                continue
+            learn = re.search(r"in-process CPU: .*learn ([\d.]+) s", log)
+            steps = re.search(r"learned \S+ weights \((\d+) steps", log)
+            m = re.search(r"([\d,]+) target atoms, ([\d,]+) potentials, energy ([\d.e+-]+)", log)
+            rows.append(f"| {learner} | {method} | {cpu:.2f} | {learn.group(1) if learn else '?'} | "
+                        f"{steps.group(1) if steps else '?'} | {m.group(3) if m else log[-200:]} | {wall:.1f} |")
+    return rows
+
+
 def java_row(data: Path, model: Path, timeout: float, out: Path, m) -> str:
     """Java PSL's ADMM with its default options on the same files and rules (fresh process, nice 10)."""
     from psl_citeseer_size import timed
@@ -140,11 +167,21 @@ def main() -> None:
     ap.add_argument("--solvers", nargs="*", default=["auto", "qp", "admm"])
     ap.add_argument("--java", action="store_true", help="run Java PSL too (pslpython's jar and java on PATH)")
     ap.add_argument("--no-in-process", action="store_true")
+    ap.add_argument("--learn", action="store_true", help="time learn-then-infer instead of inference")
+    ap.add_argument("--learners", nargs="*", default=["MaxLikelihoodMPE", "StructuredPerceptron"])
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="psl_er_"))
     try:
         data, model = write_project(root, args.domain)
         print(f"load average before: {os.getloadavg()}")
+        if args.learn:
+            solvers = [s for s in args.solvers if s != "qp"] if args.solvers == ["auto", "qp", "admm"] else args.solvers
+            print("| learner | solver | process CPU s | learn CPU s | steps | energy after | wall s |")
+            print("|---|---|---:|---:|---:|---:|---:|")
+            for row in learn_rows(data, model, solvers, args.learners, args.timeout, root / "out"):
+                print(row, flush=True)
+            print(f"load average after: {os.getloadavg()}")
+            return
         print("| solver | process CPU s | inference CPU s | energy | targets | potentials | wall s |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for row in fresh_process_rows(data, model, args.solvers, args.timeout, root / "out"):

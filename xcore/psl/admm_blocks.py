@@ -43,6 +43,12 @@ class Blocks:
     L: np.ndarray
     S: np.ndarray
     SB: np.ndarray
+    member_of: np.ndarray | None = None
+    """Per potential of the program, its member (-1: left out); with `factor` (its weight's scale) it
+    lets `reweighted` redo the merged weights without regrouping."""
+    factor: np.ndarray | None = None
+    squared: np.ndarray | None = None
+    """Per member, whether its hinge is squared."""
 
     @property
     def n_blocks(self) -> int:
@@ -51,6 +57,18 @@ class Blocks:
     @property
     def n_members(self) -> int:
         return len(self.bp)
+
+    def reweighted(self, w: np.ndarray) -> Blocks:
+        """The same blocks under new potential weights `w` (weight learning changes only the weights): the
+        members' weights are one weighted sum (`np.bincount`), the running sums recomputed; no regrouping.
+        Needs blocks built with `keep_zero=True`, so that no potential was left out for its weight."""
+        if self.member_of is None:
+            raise ValueError("these blocks were built without keep_zero=True: they cannot be reweighted")
+        kept = self.member_of >= 0
+        weight = np.bincount(self.member_of[kept], np.asarray(w, dtype=np.float64)[kept] * self.factor[kept],
+                             minlength=self.n_members)
+        return _running_sums(self.rows, self.cols, self.a, self.norm2, self.lo, self.hi, self.first, self.bp,
+                             self.squared, weight, self.member_of, self.factor)
 
     def row_sums(self, values: np.ndarray) -> np.ndarray:
         """Sum of `values` (one per copy) over each block's copies."""
@@ -158,17 +176,19 @@ def _row_keys(M: sp.csr_matrix) -> np.ndarray:
 
 
 def build_blocks(A: sp.csr_matrix, b: np.ndarray, w: np.ndarray, squared: np.ndarray,
-                 C: sp.csr_matrix, d: np.ndarray, equality: np.ndarray, n_atoms: int) -> Blocks:
+                 C: sp.csr_matrix, d: np.ndarray, equality: np.ndarray, n_atoms: int,
+                 keep_zero: bool = False) -> Blocks:
     """The blocks of potentials `w * h(A y + b)` and hard rows `C y + d <= 0` (`= 0` where `equality`).
 
     Each row is divided by its largest |coefficient| (exact for hinges: h(s t) = s h(t) for s > 0,
     so a linear weight scales by s and a squared one by s^2), rows with equal atoms and coefficients
     share a block, and potentials of a block with equal constant and kind are merged (weights added).
-    Potentials without atoms or weight are constants of the energy and left out."""
+    Potentials without atoms or weight are constants of the energy and left out (those without weight
+    are kept when `keep_zero`, so that `Blocks.reweighted` can give them one later)."""
     A, C = sp.csr_matrix(A, copy=True), sp.csr_matrix(C, copy=True)
     A.eliminate_zeros()
     C.eliminate_zeros()
-    soft = (np.diff(A.indptr) > 0) & (w > 0)
+    soft = (np.diff(A.indptr) > 0) & ((w >= 0) if keep_zero else (w > 0))
     M = sp.vstack([A[soft], C], format="csr")
     M.sort_indices()
     padded = np.r_[np.abs(M.data), 0.0]  # a last row without atoms must not index past the data
@@ -194,10 +214,19 @@ def build_blocks(A: sp.csr_matrix, b: np.ndarray, w: np.ndarray, squared: np.nda
     lower = hard_kept & equality
     np.maximum.at(lo, hb[lower], bound[lower])
     sq = squared[soft]
-    weight = np.where(sq, w[soft] * s_soft ** 2, w[soft] * s_soft)
-    return _with_members(coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data,
-                         np.bincount(coo.row, coo.data ** 2, minlength=G), lo, hi,
-                         block[:n_soft], -b[soft] / s_soft, sq, weight)
+    factor = np.where(sq, s_soft ** 2, s_soft)
+    bl = _with_members(coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data,
+                       np.bincount(coo.row, coo.data ** 2, minlength=G), lo, hi,
+                       block[:n_soft], -b[soft] / s_soft, sq, w[soft] * factor)
+    if keep_zero:
+        member_of = np.full(len(w), -1, dtype=np.int64)
+        member_of[np.flatnonzero(soft)] = bl.member_of
+        full_factor = np.zeros(len(w))
+        full_factor[soft] = factor
+        bl.member_of, bl.factor = member_of, full_factor
+    else:
+        bl.member_of = bl.factor = None
+    return bl
 
 
 def _with_members(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, norm2: np.ndarray, lo: np.ndarray,
@@ -208,10 +237,20 @@ def _with_members(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, norm2: np.n
     order = order[np.argsort(block[order], kind="stable")]  # by block, then breakpoint (lexsort's order, 2x faster)
     block, bp, sq, weight = block[order], bp[order], sq[order], weight[order]
     differs = (block[1:] != block[:-1]) | (bp[1:] != bp[:-1]) | (sq[1:] != sq[:-1])
-    starts = np.flatnonzero(np.r_[True, differs]) if len(block) else np.zeros(0, dtype=np.int64)
+    new = np.r_[True, differs] if len(block) else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
     weight = np.add.reduceat(weight, starts) if len(starts) else weight
+    member_of = np.empty(len(order), dtype=np.int64)
+    member_of[order] = np.cumsum(new) - 1  # each input potential's member
     block, bp, sq = block[starts], bp[starts], sq[starts]
     first = np.searchsorted(block, np.arange(G + 1))
+    return _running_sums(rows, cols, a, norm2, lo, hi, first, bp, sq, weight, member_of, None)
+
+
+def _running_sums(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, norm2: np.ndarray, lo: np.ndarray,
+                  hi: np.ndarray, first: np.ndarray, bp: np.ndarray, sq: np.ndarray, weight: np.ndarray,
+                  member_of: np.ndarray, factor: np.ndarray | None) -> Blocks:
+    """The blocks with the members' weights: running sums of linear, squared and squared-times-b weights."""
     lin_w = np.where(sq, 0.0, weight)
     sq_w = np.where(sq, weight, 0.0)
     sqwb = -sq_w * bp
@@ -223,4 +262,4 @@ def _with_members(rows: np.ndarray, cols: np.ndarray, a: np.ndarray, norm2: np.n
 
     L, S, SB = running(lin_w), running(sq_w), running(sqwb)
     P = (L - lin_w) + 2.0 * (S - sq_w) * bp + 2.0 * (SB - sqwb)
-    return Blocks(rows, cols, a, norm2, lo, hi, first, bp, P, L, S, SB)
+    return Blocks(rows, cols, a, norm2, lo, hi, first, bp, P, L, S, SB, member_of, factor, sq)

@@ -21,7 +21,9 @@ the learned rules in PSL's syntax to ``DIR/<project>-learned.psl`` (or the
 weights: always for a project with learn and infer data (PSL's runtime learns, then infers), and
 with ``--infer`` for a single ``.data`` file (PSL 2's ``-l`` only learns; infer on the eval data
 with ``--model DIR/X-learned.psl --data X-eval.data``). Options come from the config's
-``options`` and ``learn.options`` and from ``-D key=value`` (``votedperceptron.numsteps=50``).
+``options`` and ``learn.options`` and from ``-D key=value`` (``votedperceptron.numsteps=50``);
+``-D admmreasoner.epsilonabs=1e-5`` (``.epsilonrel``, ``.maxiterations``, ``.stepsize``) steer
+``--method admm`` as Java's ADMMReasoner options do; an option xcore does not use is named in a warning.
 
 Exit codes: 0 success, 2 bad input (the message names file, line and field; no traceback),
 1 internal error. Only what inference needs is imported (no torch, scikit-learn, plotly or
@@ -78,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the uniqueness check")
     p.add_argument("-D", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="PSL option: votedperceptron.* and gradientdescent.* steer --learn, "
-                        "runtime.learn.output.model.path names the learned model; others are accepted "
-                        "and ignored (xcore's solvers are exact)")
+                        "runtime.learn.output.model.path names the learned model, admmreasoner.epsilonabs, "
+                        ".epsilonrel, .maxiterations and .stepsize steer --method admm (an epsilon selects "
+                        "PSL's stopping rule); others are ignored with a warning naming them")
     p.add_argument("--int-ids", action="store_true", help="accepted for PSL; constants are text either way")
     p.add_argument("--quiet", "-q", action="store_true", help="no timing lines on stderr")
     return p

@@ -15,6 +15,7 @@ from typing import Callable, TextIO
 
 from xcore.data.io.psl_project import UNLIMITED
 from xcore.errors import ConfigError, DataError, XcoreError
+from xcore.psl.admm import OPTION_KEYS as ADMM_OPTION_KEYS
 from xcore.psl.model import PSLModel
 from xcore.psl.weight_learning import DEFAULT_METHOD, RUNTIME_DEFAULT_METHOD, learn_weights, resolve_method
 from xcore.psl.weight_search import evaluator_from_project
@@ -120,7 +121,8 @@ def learned_model_path(project, args: argparse.Namespace, options: dict) -> Path
 def learn_from_project(project, args: argparse.Namespace, err: TextIO) -> LearnedProject:
     """Learn the project's weights with `args.learn`, write the learned model, return the inference rules."""
     split = "learn" if project.has_learn_split else "infer"  # a single .data file is the learn data
-    options = {**project.options, **project.split_options.get("learn", {}), **args.options}
+    written = {**project.options, **project.split_options.get("learn", {})}
+    options = {**{k: v for k, v in written.items() if str(k).lower() not in ADMM_OPTION_KEYS}, **args.options}
     model = PSLModel(project.parsed_rules(split), inference=args.method, limit=None)
     dataset = project.dataset(split, UNLIMITED)
     result = learn_weights(model, dataset, args.learn, options, evaluator=evaluator_from_project(project, options))

@@ -18,7 +18,9 @@ E[Phi_r] - Phi_r(y*)``, with the expectation replaced by the incompatibility in 
 
 Target atoms without a truth label are latent: the observed incompatibility takes them at their
 MAP values with every labelled atom fixed to its truth (PSL's ``OptimalValue``). MAP states are
-exact (`xcore.psl.inference`), warm-started from the previous step. As in PSL, the starting
+exact (`xcore.psl.inference`), warm-started from the previous step by solvers kept across steps
+(`xcore.psl.learning_states`: with ADMM the blocks are built once and reweighted, and its multipliers
+carry over; ``admmreasoner.*`` options reach it). As in PSL, the starting
 weights are first divided by the largest one (option ``inference.normalize``, default true); MAP
 states do not change under that scaling, the perceptron's steps do.
 """
@@ -31,10 +33,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 import numpy as np
-import scipy.sparse as sp
 
 from xcore.errors import ConfigError, XcoreError, brief
+from xcore.psl.admm import admm_options
 from xcore.psl.inference import map_inference
+from xcore.psl.learning_states import LatentProblem, MapSolver
 from xcore.psl.program import HingeProgram
 from xcore.psl.weight_search import grid_weights, learn_by_search
 
@@ -172,22 +175,7 @@ def ground_counts(prog: HingeProgram, n_rules: int) -> np.ndarray:
 def observed_state(prog: HingeProgram, truth: np.ndarray, initial: np.ndarray | None = None,
                    method: str = "auto") -> np.ndarray:
     """The labelled state: truth where known, latent atoms at their MAP values given the labels."""
-    truth = np.asarray(truth, dtype=np.float64)
-    known = np.isfinite(truth)
-    y = np.where(known, truth, 0.0)
-    if known.all():
-        return y
-    latent = np.flatnonzero(~known)
-    A, C = prog.A.tocsc(), prog.C.tocsc()
-    b = prog.b + A[:, known] @ y[known]
-    d = prog.d + C[:, known] @ y[known]
-    C_lat = sp.csr_matrix(C[:, latent])
-    active = np.diff(C_lat.indptr) > 0  # a hard row over labels only is the data's business, not ours
-    sub = HingeProgram(A[:, latent], b, prog.w, prog.squared, C=C_lat[active], d=d[active],
-                       equality=prog.equality[active], rule_index=prog.rule_index)
-    y0 = None if initial is None else np.asarray(initial, dtype=np.float64)[latent]
-    y[latent] = map_inference(sub, method, y0=y0).y
-    return y
+    return LatentProblem(prog, truth, method).state(prog.w, initial)
 
 
 # ---------------------------------------------------------------------- the learners
@@ -214,15 +202,18 @@ class LearningResult:
 
 def voted_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarray,
                      opts: VotedPerceptronOptions, counts: np.ndarray, map_method: str = "auto",
-                     y0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """PSL's VotedPerceptron/MaxLikelihoodMPE loop over soft-rule weights `w0` (one per lifted rule)."""
+                     y0: np.ndarray | None = None, solver: MapSolver | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """PSL's VotedPerceptron/MaxLikelihoodMPE loop over soft-rule weights `w0` (one per lifted rule);
+    `solver` (default: one over `prog` with `map_method`) finds the MAP states, each from the last."""
     n = len(w0)
     w = np.zeros(n) if opts.zeroinitialweights else np.asarray(w0, dtype=np.float64).copy()
     scale = np.maximum(counts, 1.0) if opts.scalegradient else np.ones(n)
     total, last_step, history = np.zeros(n), np.zeros(n), []
+    solver = solver or MapSolver(prog, map_method)
     y, expected = y0, np.zeros(n)
     for t in range(opts.numsteps):
-        y, expected = _map_incompatibility(prog, w, n, map_method, y)
+        y, expected = _map_incompatibility(solver, w, n, y)
         step = (expected - observed - opts.l2regularization * w - opts.l1regularization) / scale * opts.stepsize
         if opts.scalestepsize:
             step /= t + 1
@@ -238,15 +229,20 @@ def voted_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarray,
 
 def structured_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarray,
                           opts: GradientDescentOptions, map_method: str = "auto",
-                          y0: np.ndarray | None = None, truth: np.ndarray | None = None
+                          y0: np.ndarray | None = None, truth: np.ndarray | None = None,
+                          solver: MapSolver | None = None, labelled: LatentProblem | None = None
                           ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """PSL's runtime GradientDescent + StructuredPerceptron loop (mirror descent on the simplex by default).
 
     With `truth` holding unlabelled (NaN) targets, the observed incompatibility is recomputed every
     step at the latent atoms' MAP values given the labels under the current weights (PSL's
-    ``OptimalValue.computeLatentInferenceIncompatibility``).
+    ``OptimalValue.computeLatentInferenceIncompatibility``). `solver` and `labelled` (defaults: built
+    from `prog`, `map_method` and `truth`) find the MAP and labelled states, each from its last.
     """
     latent = truth is not None and not np.isfinite(truth).all()
+    solver = solver or MapSolver(prog, map_method)
+    if latent and labelled is None:
+        labelled = LatentProblem(prog, truth, map_method)
     n = len(w0)
     w = np.asarray(w0, dtype=np.float64).copy()
     simplex = opts.extension in ("MIRROR_DESCENT", "PROJECTED_GRADIENT")
@@ -256,8 +252,8 @@ def structured_perceptron(prog: HingeProgram, observed: np.ndarray, w0: np.ndarr
     for t in range(opts.numsteps + 1):  # PSL stops once the iteration count exceeds numsteps
         if latent and t > 0:
             prog.w = np.maximum(w, 0.0)[prog.rule_index]
-            observed = rule_incompatibility(prog, observed_state(prog, truth, y, map_method), n)
-        y, expected = _map_incompatibility(prog, np.maximum(w, 0.0), n, map_method, y)
+            observed = rule_incompatibility(prog, labelled.state(prog.w, y), n)
+        y, expected = _map_incompatibility(solver, np.maximum(w, 0.0), n, y)
         safe = np.maximum(w, 1e-8)
         g = (observed - expected + 2.0 * opts.l2regularization * w - opts.negativelogregularization / safe
              + opts.negativeentropyregularization * (np.log(safe) + 1.0))
@@ -290,11 +286,11 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     return np.maximum(v - css[k] / (k + 1), 0.0)
 
 
-def _map_incompatibility(prog: HingeProgram, w: np.ndarray, n: int, method: str,
+def _map_incompatibility(solver: MapSolver, w: np.ndarray, n: int,
                          y0: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """MAP state under lifted weights `w` and its per-rule incompatibility."""
-    prog.w = w[prog.rule_index] if prog.n_potentials else np.zeros(0)
-    y = map_inference(prog, method, y0=y0).y
+    """MAP state under lifted weights `w` (from `y0`) and its per-rule incompatibility."""
+    prog = solver.prog
+    y = solver.solve(w[prog.rule_index] if prog.n_potentials else np.zeros(0), y0)
     return y, rule_incompatibility(prog, y, n)
 
 
@@ -321,8 +317,9 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
     soft = np.array([not r.is_hard for r in model.rules])
     n = len(model.rules)
     method_map = map_method or model.inference
+    admm = admm_options(options) if method_map == "admm" else {}
     initial = np.where(np.isfinite(store.target_initial), store.target_initial, 0.0)
-    y_obs = observed_state(prog, store.truth, initial, method_map)
+    y_obs = LatentProblem(prog, store.truth, method_map, admm).state(prog.w, initial)
     observed = rule_incompatibility(prog, y_obs, n)
     counts = ground_counts(prog, n)
     w0 = np.nan_to_num(model.weights, nan=0.0)
@@ -336,14 +333,17 @@ def learn_weights(model, dataset, method: str | None = None, options: Mapping[st
         expected = rule_incompatibility(prog, map_inference(_with_weights(prog, w), method_map, y0=initial).y, n)
         history = [_scatter(h, idx, n) for h in found.history]
     elif learner == "MaxLikelihoodMPE":
-        w, expected, history = voted_perceptron(prog, observed, w0, opts, counts, method_map, initial)
+        w, expected, history = voted_perceptron(prog, observed, w0, opts, counts, method_map, initial,
+                                                MapSolver(prog, method_map, admm))
     else:
         idx = np.flatnonzero(soft)  # the simplex holds the soft rules only
         sub_prog = _reindexed(prog, idx, n)
         sub_prog.w = (w0[idx] / w0[idx].sum() if w0[idx].sum() > 0 else np.ones(len(idx)))[sub_prog.rule_index]
-        first = rule_incompatibility(sub_prog, observed_state(sub_prog, store.truth, initial, method_map), len(idx))
+        labelled = LatentProblem(sub_prog, store.truth, method_map, admm)
+        first = rule_incompatibility(sub_prog, labelled.state(sub_prog.w, initial), len(idx))
         sub_w, sub_exp, sub_hist = structured_perceptron(sub_prog, first, w0[idx], opts, method_map, initial,
-                                                         store.truth)
+                                                         store.truth, MapSolver(sub_prog, method_map, admm),
+                                                         labelled)
         w, expected = np.zeros(n), np.zeros(n)
         w[idx], expected[idx] = sub_w, sub_exp
         history = [_scatter(h, idx, n) for h in sub_hist]
