@@ -1,0 +1,218 @@
+"""MC-SAT (Poon and Domingos 2006): a slice sampler for Markov logic that moves inside hard clauses.
+
+Each step, from a state x satisfying every hard clause: every hard clause is kept; every soft clause
+of weight w > 0 that x satisfies is kept with probability 1 - exp(-w); every soft clause of weight
+w < 0 that x violates is kept, as "stays violated" (its atoms fixed), with probability 1 - exp(w).
+The next state is a near-uniform assignment satisfying the kept clauses, drawn by SampleSAT
+(`xcore.mln.mcsat_walk`) started from x. Since x satisfies the kept set, the walk starts feasible;
+its simulated-annealing moves climb over hard clauses (breaking one costs exp(-1 / temperature), not
+the e^-20 of a hard weight under Gibbs) and its WalkSAT moves repair them, so the chain moves between
+regions that single-site Gibbs cannot connect. A walk that does not end satisfied (after `repair`
+extra WalkSAT moves) keeps the old state (counted in `failed_steps`). The first state of every chain
+is a WalkSAT solution of the hard clauses from a uniform random start.
+
+Hard clauses are treated as infinitely weighted here; the network, exact enumeration and Gibbs give
+them the finite `hard_weight` (20): the two distributions differ by at most e^-20 per violated world.
+
+Chains, batches, marginals, R-hat and Monte Carlo errors are those of `xcore.mln.gibbs`: the result
+is a `GibbsResult` with ``sampler="mcsat"``. At every kept sample the sampler also records each
+atom's conditional P(x_i | rest) and the clause truths with x_i set either way (evaluated in the
+state, all atoms at once over the CSR incidence), so importances get the same Rao-Blackwellised
+estimator as under Gibbs (valid for any sampler of P). ``atom_updates`` counts SampleSAT moves.
+
+`choose_sampler` decides what ``sampler="auto"`` runs; `run_sampler` runs either sampler.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from xcore.errors import XcoreError
+from xcore.mln.gibbs import GibbsResult, _Chains, _plans, all_atoms_plan, gibbs
+from xcore.mln.mcsat_walk import SampleSat, WalkStats
+from xcore.mln.network import GroundMLN
+from xcore.runtime import Progress, throttled
+
+SAMPLERS: tuple[str, ...] = ("auto", "gibbs", "mcsat")
+HEAVY_WEIGHT = 5.0
+"""`auto` runs MC-SAT when a clause over two or more query atoms is hard or has |w| >= this: one
+single-site Gibbs move against such a clause succeeds less than once in e^5 ~ 150 tries, so Gibbs
+chains freeze in whichever region they reach first (unit clauses are sampled exactly by Gibbs)."""
+
+
+def coupling_heavy(mln: GroundMLN) -> bool:
+    """Whether a hard or heavy (|w| >= `HEAVY_WEIGHT`) clause ties two or more query atoms."""
+    wide = np.diff(mln.S.indptr) >= 2
+    return bool((wide & (mln.hard | (np.abs(mln.weights) >= HEAVY_WEIGHT))).any())
+
+
+def choose_sampler(mln: GroundMLN, sampler: str = "auto") -> str:
+    """The sampler to run: `sampler` itself, or for "auto" MC-SAT when `coupling_heavy`, else Gibbs."""
+    if sampler not in SAMPLERS:
+        raise XcoreError(f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}")
+    if sampler == "auto":
+        return "mcsat" if coupling_heavy(mln) else "gibbs"
+    return sampler
+
+
+def run_sampler(mln: GroundMLN, sampler: str = "auto", progress: Progress | None = None, **options) -> GibbsResult:
+    """Sample P(query atoms | evidence) with Gibbs or MC-SAT (`choose_sampler`); `options` are those
+    of `gibbs` or `mcsat` (the shared ones: n_samples, burn_in, n_chains, seed, n_batches, init)."""
+    chosen = choose_sampler(mln, sampler)
+    if chosen == "gibbs":
+        return gibbs(mln, progress=progress, **options)
+    unsupported = set(options) - MCSAT_OPTIONS
+    if unsupported:
+        raise XcoreError(f"MC-SAT does not take {', '.join(sorted(unsupported))}; "
+                         f"its options are {', '.join(sorted(MCSAT_OPTIONS))}")
+    return mcsat(mln, progress=progress, **options)
+
+
+MCSAT_OPTIONS = frozenset({"n_samples", "burn_in", "thin", "n_chains", "seed", "n_batches", "init", "sa_sweeps",
+                           "sat_steps", "p_sa", "temperature", "noise", "repair", "n_jobs"})
+
+
+def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int = 1, n_chains: int = 4,
+          seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, sa_sweeps: int = 1,
+          sat_steps: int = 0, temperature: float = 0.5, p_sa: float = 0.5, noise: float = 0.5,
+          repair: int | None = None, n_jobs: int = 1, progress: Progress | None = None) -> GibbsResult:
+    """Sample P(query atoms | evidence) with `n_chains` MC-SAT chains (see the module docstring).
+
+    Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
+    One step's SampleSAT: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature`
+    (vectorised, `SaSweeps`), then `sat_steps` interleaved SampleSAT moves (`p_sa`, `noise`; 0 by
+    default), then up to `repair` (default max(1000, 10 x atoms)) WalkSAT moves until the kept clauses
+    hold. `init` (n_atoms, n_chains) 0/1 starts (WalkSAT repairs hard clauses they violate). `n_jobs`
+    is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
+    every 0.1 s; a cancel stops the chains there).
+    """
+    for name, v, low in (("n_samples", n_samples, 1), ("burn_in", burn_in, 0), ("thin", thin, 1),
+                         ("n_chains", n_chains, 1), ("n_batches", n_batches, 1), ("sa_sweeps", sa_sweeps, 0),
+                         ("sat_steps", sat_steps, 0)):
+        if isinstance(v, bool) or int(v) != v or v < low:
+            raise XcoreError(f"mcsat: {name} must be an integer >= {low}, got {v}")
+    for name, v in (("p_sa", p_sa), ("noise", noise)):
+        if not 0.0 <= float(v) <= 1.0:
+            raise XcoreError(f"mcsat: {name} must be in [0, 1], got {v}")
+    if not float(temperature) > 0:
+        raise XcoreError(f"mcsat: temperature must be > 0, got {temperature}")
+    n, C, ns = mln.n_atoms, int(n_chains), int(n_samples)
+    repair = max(1000, 10 * n) if repair is None else int(repair)
+    if repair < 0:
+        raise XcoreError("mcsat: repair must be >= 0")
+    nb = min(int(n_batches), ns)
+    batch_of = (np.arange(ns) * nb) // ns
+    batch_sizes = np.bincount(batch_of, minlength=nb)
+    batch_end = np.r_[batch_of[1:] != batch_of[:-1], True]
+    rng = np.random.default_rng(seed)
+    if init is not None:
+        init = np.asarray(init)
+        if init.shape != (n, C):
+            raise XcoreError(f"mcsat: init must have shape (n_atoms, n_chains) = {(n, C)}, got {init.shape}")
+    tick = throttled(progress)
+    t0 = time.perf_counter()
+    sat = SampleSat(mln)
+    sweeps = SaSweeps(mln, float(temperature))
+    chains = _Chains(mln, C, rng, batch_of, init)
+    chains.T = chains.T.astype(np.int32)
+    plan = all_atoms_plan(mln)
+    walk = {"p_sa": p_sa, "temperature": float(temperature), "noise": noise}
+    stats = WalkStats()
+    no_fixed = np.zeros(n, dtype=bool)
+    total_steps = int(burn_in) + ns * int(thin)
+    k = 0
+    with np.errstate(over="ignore"):
+        for j in range(C):  # a state satisfying the hard clauses: WalkSAT from the (random) start
+            x, t = chains.X[:, j].copy(), chains.T[:, j].copy()
+            if not sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=max(100 * n, 10_000), **walk):
+                raise XcoreError(f"MC-SAT: WalkSAT found no state satisfying the {int(mln.hard.sum()):,} hard clauses "
+                                 f"(chain {j}, {int((mln.hard & (t == 0)).sum()):,} left violated); the hard clauses "
+                                 "may contradict each other or the evidence: use sampler='gibbs'")
+            chains.X[:, j], chains.T[:, j] = x, t
+        for s in range(total_steps):
+            _step(sat, sweeps, mln, chains, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
+            if tick is not None:
+                tick((s + 1) / total_steps, f"MC-SAT {'burn-in' if s < burn_in else 'sampling'}: "
+                                             f"step {s + 1:,} of {total_steps:,}")
+            if s >= burn_in and (s - int(burn_in) + 1) % int(thin) == 0:
+                chains.record_state(plan)
+                chains.count(k, int(batch_of[k]), bool(batch_end[k]), None)
+                k += 1
+    seconds = time.perf_counter() - t0
+    negative = mln.entry_sign < 0
+    entry_counts = np.empty((nb, mln.nnz), dtype=np.int64)
+    entry_counts[:, negative] = chains.neg_counts
+    entry_counts[:, ~negative] = chains.atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
+    moves = total_steps * C * n * int(sa_sweeps) + stats.steps
+    extra = {"sa_sweeps": int(sa_sweeps), "sat_steps": int(sat_steps), "walksat_flips": stats.flips,
+             "failed_steps": stats.failed, "temperature": float(temperature)}
+    return GibbsResult(chains.atom_counts, chains.clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
+                       seconds, moves, chains.X, (chains.rb_p1, chains.rb_p0, chains.rb_a, chains.rb_b), None,
+                       sampler="mcsat", extra=extra)
+
+
+class SaSweeps:
+    """Simulated-annealing sweeps for all chains at once: the atoms of a colour class share no clause,
+    so their Metropolis moves on "unsatisfied kept clauses / temperature" are independent and made
+    together (a change of each atom's own delta only); fixed atoms stay."""
+
+    def __init__(self, mln: GroundMLN, temperature: float) -> None:
+        self.plans = _plans(mln)
+        self.count = [sp.csr_matrix((np.ones(len(p.local), np.float32), (p.local, np.arange(len(p.local)))),
+                                    shape=(len(p.atoms), len(p.local))) for p in self.plans]
+        self.temperature = temperature
+        self.incidence_t = abs(mln.S).T.tocsr().astype(np.int32)  # atoms x clauses: an atom's clauses
+
+    def sweep(self, X: np.ndarray, T: np.ndarray, kept: np.ndarray, fixed: np.ndarray,
+              rng: np.random.Generator) -> int:
+        """One sweep over every colour class, in place; returns the flips made."""
+        flips = 0
+        for p, count in zip(self.plans, self.count):
+            u = rng.random((len(p.atoms), X.shape[1]), dtype=np.float32)
+            x_old = np.take(X, p.atoms, axis=0)
+            if not len(p.clause):
+                flip = u < 0.5
+            else:
+                xe = np.take(x_old, p.local, axis=0)
+                te = np.take(T, p.clause, axis=0)
+                lit = xe == p.positive
+                crit = (te == lit) & np.take(kept, p.clause, axis=0)      # the literal decides a kept clause
+                delta = count @ (crit & lit).view(np.int8) - count @ (crit & ~lit).view(np.int8)
+                flip = u < np.exp(-np.maximum(delta, 0) / self.temperature)
+            flip &= ~np.take(fixed, p.atoms, axis=0)
+            if not flip.any():
+                continue
+            new = x_old ^ flip.view(np.int8)
+            if len(p.clause):
+                te += p.sign * np.take(new - x_old, p.local, axis=0)
+                T[p.clause] = te
+            X[p.atoms] = new
+            flips += int(flip.sum())
+        return flips
+
+
+def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: _Chains, sa_sweeps: int, sat_steps: int,
+          repair: int, rng: np.random.Generator, walk: dict, stats: WalkStats) -> None:
+    """One MC-SAT step of every chain, in place: draw the kept clauses, run the SA sweeps, then per
+    chain the SampleSAT moves and the WalkSAT repair (a chain whose walk ends unsatisfied keeps its
+    old state)."""
+    X, T = chains.X, chains.T
+    C = X.shape[1]
+    w = mln.weights[:, None]
+    satisfied = T > 0
+    draw = rng.random(T.shape) < -np.expm1(-np.abs(w))
+    kept = mln.hard[:, None] | (draw & (w > 0) & satisfied)
+    stay_false = ~mln.hard[:, None] & draw & (w < 0) & ~satisfied
+    fixed = (sweeps.incidence_t @ stay_false.view(np.int8)) > 0 if stay_false.any() else np.zeros(X.shape, dtype=bool)
+    X_old, T_old = X.copy(), T.copy()
+    for _ in range(sa_sweeps):
+        stats.flips += sweeps.sweep(X, T, kept, fixed, rng)
+    for j in range(C):
+        x, t = X[:, j].copy(), T[:, j].copy()
+        if sat.walk(x, t, kept[:, j], fixed[:, j], sat_steps, rng, repair=repair, stats=stats, **walk):
+            X[:, j], T[:, j] = x, t
+        else:
+            X[:, j], T[:, j] = X_old[:, j], T_old[:, j]
