@@ -127,7 +127,7 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     with np.errstate(over="ignore"):
         for j in range(C):  # a state satisfying the hard clauses: WalkSAT from the (random) start
             x, t = chains.X[:, j].copy(), chains.T[:, j].copy()
-            if not sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=max(100 * n, 10_000), **walk):
+            if not sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=max(100 * n, 2_000), **walk):
                 raise XcoreError(f"MC-SAT: WalkSAT found no state satisfying the {int(mln.hard.sum()):,} hard clauses "
                                  f"(chain {j}, {int((mln.hard & (t == 0)).sum()):,} left violated); the hard clauses "
                                  "may contradict each other or the evidence: use sampler='gibbs'")

@@ -1,0 +1,149 @@
+"""MC-SAT (`xcore.mln.mcsat`): marginals and importances against exact enumeration on small networks
+with hard clauses, a network whose two modes single-site Gibbs cannot connect, hard clauses never
+violated, seeded determinism, the `auto` choice, cancellation, and the sampler setting in a run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from xcore.data import load
+from xcore.errors import XcoreError
+from xcore.methods import REGISTRY, run_method
+from xcore.mln.exact import exact
+from xcore.mln.gibbs import gibbs
+from xcore.mln.importance import importance
+from xcore.mln.mcsat import choose_sampler, mcsat, run_sampler
+from xcore.mln.network import GroundMLN
+from xcore.mln.synthetic import random_ground_mln
+from xcore.runtime import Cancelled, cancellable
+
+
+def network(clauses: list[list[int]], weights: list[float | None], n_atoms: int) -> GroundMLN:
+    """A ground network from signed 1-based literals; weight None marks a hard clause (weight 20)."""
+    rows = [i for i, c in enumerate(clauses) for _ in c]
+    cols = [abs(lit) - 1 for c in clauses for lit in c]
+    vals = np.array([1 if lit > 0 else -1 for c in clauses for lit in c], dtype=np.int8)
+    S = sp.csr_matrix((vals, (rows, cols)), shape=(len(clauses), n_atoms), dtype=np.int8)
+    S.sort_indices()
+    hard = np.array([w is None for w in weights])
+    w = np.array([20.0 if w is None else w for w in weights])
+    return GroundMLN(None, None, S, w, np.arange(len(clauses), dtype=np.int32), np.arange(len(clauses)), hard)
+
+
+# atoms 1-4 tied by hard equivalences (a chain 1 <=> 2 <=> 3 <=> 4): two modes, all true or all false
+TWO_MODES = network([[-1, 2], [-2, 1], [-2, 3], [-3, 2], [-3, 4], [-4, 3], [1], [4], [5, -1], [-5, -4]],
+                    [None] * 6 + [0.3, -0.5, 1.0, 0.7], 5)
+
+
+def with_hard(seed: int, n_atoms: int = 9, n_clauses: int = 22, n_hard: int = 6) -> GroundMLN:
+    """A random network whose first `n_hard` clauses are hard (for seeds 0, 4, 5: 40, 180 and 92 of the
+    512 worlds satisfy them)."""
+    mln = random_ground_mln(n_atoms, n_clauses, seed=seed)
+    mln.hard = np.arange(n_clauses) < n_hard
+    mln.weights = np.where(mln.hard, 20.0, mln.weights)
+    return mln
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 4])
+def test_marginals_and_importance_match_exact_with_hard_clauses(seed):
+    mln = with_hard(seed)
+    ref = exact(mln)
+    res = mcsat(mln, n_samples=1500, burn_in=50, n_chains=4, seed=seed)
+    assert res.sampler == "mcsat" and res.extra["failed_steps"] == 0
+    assert np.abs(res.marginals - ref.marginals).max() < 0.05
+    assert np.nanmax(np.abs(importance(mln, res) - importance(mln, ref))) < 0.08
+    assert res.diagnostics()["converged"]
+
+
+@pytest.mark.slow
+def test_mcsat_crosses_the_hard_barrier_gibbs_cannot():
+    """Every chain started in the all-true mode: Gibbs never leaves it (each move out breaks a hard
+    clause, a factor e^-20), MC-SAT mixes to the exact marginals."""
+    ref = exact(TWO_MODES).marginals
+    start = np.ones((5, 4), dtype=np.int8)
+    g = gibbs(TWO_MODES, n_samples=1000, burn_in=100, n_chains=4, seed=0, init=start)
+    assert np.all(g.marginals[:4] == 1.0) and abs(ref[0] - 0.261) < 1e-3  # Gibbs: 1.0 where the truth is 0.26
+    m = mcsat(TWO_MODES, n_samples=1500, burn_in=50, n_chains=4, seed=0, init=start)
+    assert np.abs(m.marginals - ref).max() < 0.05
+    assert np.all(m.rhat < 1.1)
+
+
+@pytest.mark.slow
+def test_hard_clauses_hold_in_every_sample_and_runs_are_seeded():
+    mln = with_hard(5)
+    a = mcsat(mln, n_samples=300, burn_in=10, n_chains=3, seed=7)
+    b = mcsat(mln, n_samples=300, burn_in=10, n_chains=3, seed=7)
+    c = mcsat(mln, n_samples=300, burn_in=10, n_chains=3, seed=8)
+    hard = mln.hard
+    # clause_counts: per batch, kept samples (all chains) with the clause satisfied
+    assert np.array_equal(a.clause_counts[:, hard], np.repeat(a.batch_sizes[:, None] * 3, hard.sum(), axis=1))
+    assert mln.satisfied(a.state.T)[:, hard].all()
+    assert np.array_equal(a.atom_counts, b.atom_counts) and np.array_equal(a.state, b.state)
+    assert not np.array_equal(a.atom_counts, c.atom_counts)
+
+
+def test_auto_picks_mcsat_for_hard_or_heavy_ties_only():
+    light = network([[1, 2], [1]], [1.0, 2.0], 2)
+    hard_unit = network([[1], [1, 2]], [None, 1.0], 2)
+    hard_tie = network([[1, -2]], [None], 2)
+    heavy_tie = network([[1, -2]], [-6.0], 2)
+    assert [choose_sampler(m) for m in (light, hard_unit, hard_tie, heavy_tie)] == ["gibbs", "gibbs", "mcsat", "mcsat"]
+    assert choose_sampler(hard_tie, "gibbs") == "gibbs"
+    with pytest.raises(XcoreError, match="unknown sampler"):
+        choose_sampler(light, "walk")
+    with pytest.raises(XcoreError, match="does not take"):
+        run_sampler(hard_tie, "mcsat", watch=([0], [0]))
+
+
+def test_unsatisfiable_hard_clauses_raise_a_clear_error():
+    contradiction = network([[1], [-1], [1, 2]], [None, None, 1.0], 2)
+    with pytest.raises(XcoreError, match="no state satisfying"):
+        mcsat(contradiction, n_samples=5, n_chains=1)
+
+
+def test_negative_weights_match_exact():
+    """A negative-weight clause kept as "stays violated" fixes its atoms (the other branch of the step)."""
+    mln = network([[1, 2], [2, -3], [1, 3], [-1, -2]], [-1.2, -0.7, 0.9, None], 3)
+    res = mcsat(mln, n_samples=1200, burn_in=20, n_chains=2, seed=1)
+    assert np.abs(res.marginals - exact(mln).marginals).max() < 0.05
+
+
+def test_cancel_stops_the_chains():
+    calls = []
+
+    def progress(fraction, message):
+        calls.append(message)
+
+    with pytest.raises(Cancelled):
+        mcsat(TWO_MODES, n_samples=100_000, n_chains=2, progress=cancellable(progress, lambda: len(calls) >= 2))
+    assert calls[0].startswith("MC-SAT")
+
+
+# the frozen network of test_mln_convergence_note: hard A(x) <=> B(x)
+FROZEN = b"A(obj)\nB(obj)\nA(x) <=> B(x).\n0.1 A(x)\n"
+
+
+@pytest.mark.slow
+def test_run_with_auto_sampler_uses_mcsat_on_hard_ties_and_converges():
+    db = b"".join(b"0.5 A(O%d)\n" % i for i in range(6))
+    ds = load([("p.mln", FROZEN), ("e.db", db), ("query.db", b"A(x)\nB(x)\n")])
+    s = REGISTRY["mln"].default_settings(ds).replace(inference="gibbs", n_samples=300, burn_in=20, n_chains=4,
+                                                    explainers=("mln:m-explain",))
+    assert s.sampler == "auto"
+    run = run_method("mln", ds, s, cache=None)
+    assert run.model.model_.method_ == "mcsat"
+    assert run.metrics["converged"] == 1.0
+    assert run.model.notes_[0].startswith("MC-SAT 4 chains x 300 samples (burn-in 20): converged")
+    ref = MLNModelExact(ds)
+    got = dict(zip(run.predictions["target"], run.predictions["prediction"]))
+    assert max(abs(got[a] - ref[a]) for a in got) < 0.06
+
+
+def MLNModelExact(ds) -> dict[str, float]:
+    from xcore.mln.model import MLNModel
+
+    m = MLNModel("\n".join(ds.rules)).ground(ds).infer("exact").marginals()
+    return dict(zip(m["atom"], m["marginal"]))
