@@ -1,18 +1,22 @@
 """MC-SAT (Poon and Domingos 2006): a slice sampler for Markov logic that moves inside hard clauses.
 
-Each step, from a state x satisfying every hard clause: every hard clause is kept; every soft clause
-of weight w > 0 that x satisfies is kept with probability 1 - exp(-w); every soft clause of weight
-w < 0 that x violates is kept, as "stays violated" (its atoms fixed), with probability 1 - exp(w).
-The next state is a near-uniform assignment satisfying the kept clauses, drawn by SampleSAT
+Each step, from a state x: every clause of weight w > 0 that x satisfies is kept with probability
+1 - exp(-w) (a hard clause, weight `hard_weight` = 20 in the network, whenever x satisfies it: the
+difference, e^-20 per clause and step, is below what any run could see); every clause of weight w < 0
+that x violates is kept, as "stays violated" (its atoms fixed), with probability 1 - exp(w). The next
+state is a near-uniform assignment satisfying the kept clauses, drawn by SampleSAT
 (`xcore.mln.mcsat_walk`) started from x. Since x satisfies the kept set, the walk starts feasible;
 its simulated-annealing moves climb over hard clauses (breaking one costs exp(-1 / temperature), not
 the e^-20 of a hard weight under Gibbs) and its WalkSAT moves repair them, so the chain moves between
 regions that single-site Gibbs cannot connect. A walk that does not end satisfied (after `repair`
-extra WalkSAT moves) keeps the old state (counted in `failed_steps`). The first state of every chain
-is a WalkSAT solution of the hard clauses from a uniform random start.
+extra WalkSAT moves) keeps the old state (counted in `failed_steps`).
 
-Hard clauses are treated as infinitely weighted here; the network, exact enumeration and Gibbs give
-them the finite `hard_weight` (20): the two distributions differ by at most e^-20 per violated world.
+This is MC-SAT for the network's own distribution (hard clauses with their finite weight, as exact
+enumeration and Gibbs see them), so it needs no world satisfying every hard clause: a hard clause the
+state violates is simply not kept, and once satisfied it stays so. The first state of every chain is
+a WalkSAT run on the hard clauses from a uniform random start (at most `init_flips` moves; the hard
+clauses it leaves violated are reported as ``hard_violated_at_start``; when the hard clauses cannot
+all hold, e.g. Tuffy's rc1000 with its evidence, the mass sits on the worlds violating fewest).
 
 Chains, batches, marginals, R-hat and Monte Carlo errors are those of `xcore.mln.gibbs`: the result
 is a `GibbsResult` with ``sampler="mcsat"``. At every kept sample the sampler also records each
@@ -72,20 +76,22 @@ def run_sampler(mln: GroundMLN, sampler: str = "auto", progress: Progress | None
 
 
 MCSAT_OPTIONS = frozenset({"n_samples", "burn_in", "thin", "n_chains", "seed", "n_batches", "init", "sa_sweeps",
-                           "sat_steps", "p_sa", "temperature", "noise", "repair", "n_jobs"})
+                           "sat_steps", "p_sa", "temperature", "noise", "repair", "init_flips", "n_jobs"})
 
 
 def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int = 1, n_chains: int = 4,
           seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, sa_sweeps: int = 1,
           sat_steps: int = 0, temperature: float = 0.5, p_sa: float = 0.5, noise: float = 0.5,
-          repair: int | None = None, n_jobs: int = 1, progress: Progress | None = None) -> GibbsResult:
+          repair: int | None = None, init_flips: int | None = None, n_jobs: int = 1,
+          progress: Progress | None = None) -> GibbsResult:
     """Sample P(query atoms | evidence) with `n_chains` MC-SAT chains (see the module docstring).
 
     Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
     One step's SampleSAT: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature`
     (vectorised, `SaSweeps`), then `sat_steps` interleaved SampleSAT moves (`p_sa`, `noise`; 0 by
     default), then up to `repair` (default max(1000, 10 x atoms)) WalkSAT moves until the kept clauses
-    hold. `init` (n_atoms, n_chains) 0/1 starts (WalkSAT repairs hard clauses they violate). `n_jobs`
+    hold. `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
+    hard clauses they violate for at most `init_flips` moves (default max(2000, 20 x atoms)). `n_jobs`
     is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
     every 0.1 s; a cancel stops the chains there).
     """
@@ -101,8 +107,9 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
         raise XcoreError(f"mcsat: temperature must be > 0, got {temperature}")
     n, C, ns = mln.n_atoms, int(n_chains), int(n_samples)
     repair = max(1000, 10 * n) if repair is None else int(repair)
-    if repair < 0:
-        raise XcoreError("mcsat: repair must be >= 0")
+    init_flips = max(2000, 20 * n) if init_flips is None else int(init_flips)
+    if repair < 0 or init_flips < 0:
+        raise XcoreError("mcsat: repair and init_flips must be >= 0")
     nb = min(int(n_batches), ns)
     batch_of = (np.arange(ns) * nb) // ns
     batch_sizes = np.bincount(batch_of, minlength=nb)
@@ -125,13 +132,12 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     total_steps = int(burn_in) + ns * int(thin)
     k = 0
     with np.errstate(over="ignore"):
-        for j in range(C):  # a state satisfying the hard clauses: WalkSAT from the (random) start
+        violated = []
+        for j in range(C):  # towards the hard clauses: WalkSAT from the (random) start
             x, t = chains.X[:, j].copy(), chains.T[:, j].copy()
-            if not sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=max(100 * n, 2_000), **walk):
-                raise XcoreError(f"MC-SAT: WalkSAT found no state satisfying the {int(mln.hard.sum()):,} hard clauses "
-                                 f"(chain {j}, {int((mln.hard & (t == 0)).sum()):,} left violated); the hard clauses "
-                                 "may contradict each other or the evidence: use sampler='gibbs'")
+            sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=init_flips, **walk)
             chains.X[:, j], chains.T[:, j] = x, t
+            violated.append(int(np.count_nonzero(mln.hard & (t == 0))))
         for s in range(total_steps):
             _step(sat, sweeps, mln, chains, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
             if tick is not None:
@@ -148,7 +154,8 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     entry_counts[:, ~negative] = chains.atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
     moves = total_steps * C * n * int(sa_sweeps) + stats.steps
     extra = {"sa_sweeps": int(sa_sweeps), "sat_steps": int(sat_steps), "walksat_flips": stats.flips,
-             "failed_steps": stats.failed, "temperature": float(temperature)}
+             "failed_steps": stats.failed, "temperature": float(temperature),
+             "hard_violated_at_start": max(violated, default=0)}
     return GibbsResult(chains.atom_counts, chains.clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
                        seconds, moves, chains.X, (chains.rb_p1, chains.rb_p0, chains.rb_a, chains.rb_b), None,
                        sampler="mcsat", extra=extra)
@@ -165,6 +172,7 @@ class SaSweeps:
                                     shape=(len(p.atoms), len(p.local))) for p in self.plans]
         self.temperature = temperature
         self.incidence_t = abs(mln.S).T.tocsr().astype(np.int32)  # atoms x clauses: an atom's clauses
+        self.soft = np.flatnonzero(~mln.hard)
 
     def sweep(self, X: np.ndarray, T: np.ndarray, kept: np.ndarray, fixed: np.ndarray,
               rng: np.random.Generator) -> int:
@@ -201,11 +209,14 @@ def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: _Chains, sa_
     old state)."""
     X, T = chains.X, chains.T
     C = X.shape[1]
-    w = mln.weights[:, None]
-    satisfied = T > 0
-    draw = rng.random(T.shape) < -np.expm1(-np.abs(w))
-    kept = mln.hard[:, None] | (draw & (w > 0) & satisfied)
-    stay_false = ~mln.hard[:, None] & draw & (w < 0) & ~satisfied
+    soft = sweeps.soft
+    w = mln.weights[soft][:, None]
+    satisfied = np.take(T, soft, axis=0) > 0
+    draw = rng.random((len(soft), C)) < -np.expm1(-np.abs(w))   # kept with probability 1 - exp(-|w|)
+    kept = mln.hard[:, None] & (T > 0)
+    kept[soft] = draw & (w > 0) & satisfied
+    stay_false = np.zeros(T.shape, dtype=bool)
+    stay_false[soft] = draw & (w < 0) & ~satisfied
     fixed = (sweeps.incidence_t @ stay_false.view(np.int8)) > 0 if stay_false.any() else np.zeros(X.shape, dtype=bool)
     X_old, T_old = X.copy(), T.copy()
     for _ in range(sa_sweeps):
