@@ -14,9 +14,10 @@ extra WalkSAT moves) keeps the old state (counted in `failed_steps`).
 This is MC-SAT for the network's own distribution (hard clauses with their finite weight, as exact
 enumeration and Gibbs see them), so it needs no world satisfying every hard clause: a hard clause the
 state violates is simply not kept, and once satisfied it stays so. The first state of every chain is
-a WalkSAT run on the hard clauses from a uniform random start (at most `init_flips` moves; the hard
-clauses it leaves violated are reported as ``hard_violated_at_start``; when the hard clauses cannot
-all hold, e.g. Tuffy's rc1000 with its evidence, the mass sits on the worlds violating fewest).
+a greedy descent on the hard clauses from a uniform random start, then WalkSAT (at most `init_flips`
+moves; the hard clauses left violated are reported as ``hard_violated_at_start``; when the hard
+clauses cannot all hold, e.g. Tuffy's rc1000 with its evidence, the mass sits on the worlds violating
+fewest, a weighted MAX-SAT landscape where chains stay in the local optimum they start in).
 
 Chains, batches, marginals, R-hat and Monte Carlo errors are those of `xcore.mln.gibbs`: the result
 is a `GibbsResult` with ``sampler="mcsat"``. At every kept sample the sampler also records each
@@ -132,12 +133,7 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     total_steps = int(burn_in) + ns * int(thin)
     k = 0
     with np.errstate(over="ignore"):
-        violated = []
-        for j in range(C):  # towards the hard clauses: WalkSAT from the (random) start
-            x, t = chains.X[:, j].copy(), chains.T[:, j].copy()
-            sat.walk(x, t, mln.hard, no_fixed, 0, rng, repair=init_flips, **walk)
-            chains.X[:, j], chains.T[:, j] = x, t
-            violated.append(int(np.count_nonzero(mln.hard & (t == 0))))
+        violated = _start(sat, mln, chains, init_flips, rng, walk)
         for s in range(total_steps):
             _step(sat, sweeps, mln, chains, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
             if tick is not None:
@@ -200,6 +196,33 @@ class SaSweeps:
             X[p.atoms] = new
             flips += int(flip.sum())
         return flips
+
+
+def _start(sat: SampleSat, mln: GroundMLN, chains: _Chains, init_flips: int, rng: np.random.Generator,
+           walk: dict) -> list[int]:
+    """Move every chain's start towards the hard clauses: greedy descent sweeps (SA at a temperature
+    where no move uphill is taken), then WalkSAT for at most `init_flips` moves, keeping whichever
+    state violates fewer hard clauses (WalkSAT wanders on heavily repeated clauses, such as rc1000's).
+    Returns the hard clauses each chain still violates."""
+    X, T, hard = chains.X, chains.T, mln.hard
+    kept = np.repeat(hard[:, None], X.shape[1], axis=1)
+    if hard.any():
+        descent = SaSweeps(mln, 0.02)
+        fixed = np.zeros(X.shape, dtype=bool)
+        for _ in range(100):
+            if not (kept & (T == 0)).any() or not descent.sweep(X, T, kept, fixed, rng):
+                break
+    violated = []
+    for j in range(X.shape[1]):
+        x, t = X[:, j].copy(), T[:, j].copy()
+        before = int(np.count_nonzero(hard & (t == 0)))
+        if before:
+            sat.walk(x, t, hard, np.zeros(len(x), dtype=bool), 0, rng, repair=init_flips, **walk)
+            after = int(np.count_nonzero(hard & (t == 0)))
+            if after < before:
+                X[:, j], T[:, j], before = x, t, after
+        violated.append(before)
+    return violated
 
 
 def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: _Chains, sa_sweeps: int, sat_steps: int,

@@ -18,7 +18,8 @@ Moves (as in Tuffy's and Alchemy's SampleSAT):
   uniformly drawn free atom flipped with probability min(1, exp(-delta / temperature)), delta the
   change in the number of unsatisfied kept clauses;
 * else a WalkSAT move: a uniformly drawn unsatisfied kept clause; with probability `noise` a random
-  free atom of it flips, else the one breaking the fewest kept clauses (ties at random).
+  free atom of it flips, else the one with the smallest delta (ties at random; Tuffy's greedy
+  choice: breaks minus makes, which matters when clauses repeat, as rc1000's ground clauses do).
 """
 
 from __future__ import annotations
@@ -94,16 +95,17 @@ class SampleSat:
         lit_true = self.atom_positive[lo:hi] == bool(x[a])
         return int(np.count_nonzero(k & (tc == 1) & lit_true)) - int(np.count_nonzero(k & (tc == 0)))
 
-    def breaks(self, atoms: np.ndarray, x: np.ndarray, t: np.ndarray, kept: np.ndarray) -> np.ndarray:
-        """Kept clauses each atom of `atoms` would break by flipping (those it alone satisfies)."""
+    def deltas(self, atoms: np.ndarray, x: np.ndarray, t: np.ndarray, kept: np.ndarray) -> np.ndarray:
+        """`delta` of each atom of `atoms` (every atom in at least one clause): kept clauses it alone
+        satisfies (breaks) minus kept unsatisfied clauses it would satisfy (makes)."""
         lo, hi = self.atom_ptr[atoms], self.atom_ptr[atoms + 1]
         counts = hi - lo
         idx = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
         cl = self.atom_clauses[idx]
         lit_true = self.atom_positive[idx] == np.repeat(x[atoms].astype(bool), counts)
-        hit = kept[cl] & (t[cl] == 1) & lit_true
-        return np.add.reduceat(hit.astype(np.int64), np.cumsum(counts) - counts) * (counts > 0) if len(idx) else \
-            np.zeros(len(atoms), dtype=np.int64)
+        tc, k = t[cl], kept[cl]
+        score = (k & (tc == 1) & lit_true).astype(np.int64) - (k & (tc == 0))
+        return np.add.reduceat(score, np.cumsum(counts) - counts)
 
     def unsat_clause(self, wmake: np.ndarray, x: np.ndarray, t: np.ndarray, kept: np.ndarray,
                      rng: np.random.Generator) -> int:
@@ -159,7 +161,7 @@ class SampleSat:
             if rng.random() < noise:
                 a = int(atoms[rng.integers(len(atoms))])
             else:
-                b = self.breaks(atoms, x, t, kept)
+                b = self.deltas(atoms, x, t, kept)
                 best = np.flatnonzero(b == b.min())
                 a = int(atoms[best[rng.integers(len(best))]])
             unsat += self.flip(a, x, t, kept, wmake)
