@@ -90,9 +90,9 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
     One step's SampleSAT: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature`
     (vectorised, `SaSweeps`), then `sat_steps` interleaved SampleSAT moves (`p_sa`, `noise`; 0 by
-    default), then up to `repair` (default max(1000, 10 x atoms)) WalkSAT moves until the kept clauses
+    default), then up to `repair` (default max(200, 2 x atoms)) WalkSAT moves until the kept clauses
     hold. `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
-    hard clauses they violate for at most `init_flips` moves (default max(2000, 20 x atoms)). `n_jobs`
+    hard clauses they violate for at most `init_flips` moves (default max(1000, 2 x atoms)). `n_jobs`
     is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
     every 0.1 s; a cancel stops the chains there).
     """
@@ -107,8 +107,8 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     if not float(temperature) > 0:
         raise XcoreError(f"mcsat: temperature must be > 0, got {temperature}")
     n, C, ns = mln.n_atoms, int(n_chains), int(n_samples)
-    repair = max(1000, 10 * n) if repair is None else int(repair)
-    init_flips = max(2000, 20 * n) if init_flips is None else int(init_flips)
+    repair = max(200, 2 * n) if repair is None else int(repair)
+    init_flips = max(1000, 2 * n) if init_flips is None else int(init_flips)
     if repair < 0 or init_flips < 0:
         raise XcoreError("mcsat: repair and init_flips must be >= 0")
     nb = min(int(n_batches), ns)
@@ -129,7 +129,6 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     plan = all_atoms_plan(mln)
     walk = {"p_sa": p_sa, "temperature": float(temperature), "noise": noise}
     stats = WalkStats()
-    no_fixed = np.zeros(n, dtype=bool)
     total_steps = int(burn_in) + ns * int(thin)
     k = 0
     with np.errstate(over="ignore"):

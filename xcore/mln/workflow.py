@@ -29,8 +29,8 @@ from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, formula_kind
 from xcore.mln.gibbs import GibbsResult
 from xcore.mln.iexplain import IExplainer
-from xcore.mln.mcsat import run_sampler
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
+from xcore.mln.mcsat import run_sampler
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
 from xcore.mln.rexplain import RExplainer
