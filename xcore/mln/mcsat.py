@@ -158,8 +158,10 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
 
 class SaSweeps:
     """Simulated-annealing sweeps for all chains at once: the atoms of a colour class share no clause,
-    so their Metropolis moves on "unsatisfied kept clauses / temperature" are independent and made
-    together (a change of each atom's own delta only); fixed atoms stay."""
+    so their moves on "unsatisfied kept clauses / temperature" are independent and made together (a
+    change of each atom's own delta only); fixed atoms stay. Moves are heat-bath (flip with probability
+    1 / (1 + exp(delta / T))), reversible for exp(-unsat / T) like Metropolis, but without its
+    period two: under Metropolis an atom no kept clause constrains would flip at every sweep."""
 
     def __init__(self, mln: GroundMLN, temperature: float) -> None:
         self.plans = _plans(mln)
@@ -184,7 +186,7 @@ class SaSweeps:
                 lit = xe == p.positive
                 crit = (te == lit) & np.take(kept, p.clause, axis=0)      # the literal decides a kept clause
                 delta = count @ (crit & lit).view(np.int8) - count @ (crit & ~lit).view(np.int8)
-                flip = u < np.exp(-np.maximum(delta, 0) / self.temperature)
+                flip = u * (1.0 + np.exp(delta / self.temperature)) < 1.0    # heat bath: 1 / (1 + e^(delta/T))
             flip &= ~np.take(fixed, p.atoms, axis=0)
             if not flip.any():
                 continue
@@ -199,8 +201,8 @@ class SaSweeps:
 
 def _start(sat: SampleSat, mln: GroundMLN, chains: _Chains, init_flips: int, rng: np.random.Generator,
            walk: dict) -> list[int]:
-    """Move every chain's start towards the hard clauses: greedy descent sweeps (SA at a temperature
-    where no move uphill is taken), then WalkSAT for at most `init_flips` moves, keeping whichever
+    """Move every chain's start towards the hard clauses: greedy descent sweeps (heat bath at a
+    temperature where no move uphill is taken) while they lower the violated hard clauses, then WalkSAT for at most `init_flips` moves, keeping whichever
     state violates fewer hard clauses (WalkSAT wanders on heavily repeated clauses, such as rc1000's).
     Returns the hard clauses each chain still violates."""
     X, T, hard = chains.X, chains.T, mln.hard
@@ -208,9 +210,15 @@ def _start(sat: SampleSat, mln: GroundMLN, chains: _Chains, init_flips: int, rng
     if hard.any():
         descent = SaSweeps(mln, 0.02)
         fixed = np.zeros(X.shape, dtype=bool)
-        for _ in range(100):
-            if not (kept & (T == 0)).any() or not descent.sweep(X, T, kept, fixed, rng):
+        left = int(np.count_nonzero(kept & (T == 0)))
+        for _ in range(100):  # until a sweep no longer lowers the violated hard clauses
+            if not left:
                 break
+            descent.sweep(X, T, kept, fixed, rng)
+            now = int(np.count_nonzero(kept & (T == 0)))
+            if now >= left:
+                break
+            left = now
     violated = []
     for j in range(X.shape[1]):
         x, t = X[:, j].copy(), T[:, j].copy()

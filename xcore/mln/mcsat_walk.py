@@ -15,8 +15,9 @@ WalkSAT, never a loop per clause.
 
 Moves (as in Tuffy's and Alchemy's SampleSAT):
 * with probability `p_sa`, or when every kept clause is satisfied: a simulated-annealing move, a
-  uniformly drawn free atom flipped with probability min(1, exp(-delta / temperature)), delta the
-  change in the number of unsatisfied kept clauses;
+  uniformly drawn free atom flipped with probability min(1, exp(-delta / temperature)) (Metropolis:
+  the atom is drawn at random, so no period two), delta the change in the number of unsatisfied
+  kept clauses;
 * else a WalkSAT move: a uniformly drawn unsatisfied kept clause; with probability `noise` a random
   free atom of it flips, else the one with the smallest delta (ties at random; Tuffy's greedy
   choice: breaks minus makes, which matters when clauses repeat, as rc1000's ground clauses do).
