@@ -30,6 +30,7 @@ estimator as under Gibbs (valid for any sampler of P). ``atom_updates`` counts S
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -80,18 +81,26 @@ MCSAT_OPTIONS = frozenset({"n_samples", "burn_in", "thin", "n_chains", "seed", "
                            "sat_steps", "p_sa", "temperature", "noise", "repair", "init_flips", "n_jobs"})
 
 
+def default_temperature(mln: GroundMLN) -> float:
+    """min(0.5, 1 / ln(n_atoms + 1)): with n atoms each breaking a kept clause with probability about
+    exp(-1 / T), a sweep then breaks about one; the exact step (below) keeps a sweep's state only
+    when it breaks none."""
+    return min(0.5, 1.0 / math.log(mln.n_atoms + 1.0)) if mln.n_atoms > 1 else 0.5
+
+
 def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int = 1, n_chains: int = 4,
-          seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, sa_sweeps: int = 1,
-          sat_steps: int = 0, temperature: float = 0.5, p_sa: float = 0.5, noise: float = 0.5,
-          repair: int | None = None, init_flips: int | None = None, n_jobs: int = 1,
+          seed: int = 0, n_batches: int = 20, init: np.ndarray | None = None, sa_sweeps: int = 2,
+          sat_steps: int = 0, temperature: float | None = None, p_sa: float = 0.5, noise: float = 0.5,
+          repair: int = 0, init_flips: int | None = None, n_jobs: int = 1,
           progress: Progress | None = None) -> GibbsResult:
     """Sample P(query atoms | evidence) with `n_chains` MC-SAT chains (see the module docstring).
 
     Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
-    One step's SampleSAT: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature`
-    (vectorised, `SaSweeps`), then `sat_steps` interleaved SampleSAT moves (`p_sa`, `noise`; 0 by
-    default), then up to `repair` (default max(200, 2 x atoms)) WalkSAT moves until the kept clauses
-    hold. `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
+    One step: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature` (default
+    `default_temperature`; vectorised, `SaSweeps`); by default a chain keeps their state only when every
+    kept clause holds, else its old state (an exact step, counted in ``failed_steps``). With `sat_steps`
+    or `repair` > 0, SampleSAT proper instead: `sat_steps` interleaved moves (`p_sa`, `noise`), then up to
+    `repair` WalkSAT moves until the kept clauses hold (near-uniform, not exact). `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
     hard clauses they violate for at most `init_flips` moves (default max(1000, 2 x atoms)). `n_jobs`
     is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
     every 0.1 s; a cancel stops the chains there).
@@ -104,10 +113,12 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     for name, v in (("p_sa", p_sa), ("noise", noise)):
         if not 0.0 <= float(v) <= 1.0:
             raise XcoreError(f"mcsat: {name} must be in [0, 1], got {v}")
+    if temperature is None:
+        temperature = default_temperature(mln)
     if not float(temperature) > 0:
         raise XcoreError(f"mcsat: temperature must be > 0, got {temperature}")
     n, C, ns = mln.n_atoms, int(n_chains), int(n_samples)
-    repair = max(200, 2 * n) if repair is None else int(repair)
+    repair = int(repair)
     init_flips = max(1000, 2 * n) if init_flips is None else int(init_flips)
     if repair < 0 or init_flips < 0:
         raise XcoreError("mcsat: repair and init_flips must be >= 0")
@@ -175,7 +186,8 @@ class SaSweeps:
               rng: np.random.Generator) -> int:
         """One sweep over every colour class, in place; returns the flips made."""
         flips = 0
-        for p, count in zip(self.plans, self.count):
+        for k in rng.permutation(len(self.plans)):  # a random class order: the sweep is reversible on average
+            p, count = self.plans[k], self.count[k]
             u = rng.random((len(p.atoms), X.shape[1]), dtype=np.float32)
             x_old = np.take(X, p.atoms, axis=0)
             if not len(p.clause):
@@ -251,6 +263,11 @@ def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: _Chains, sa_
     X_old, T_old = X.copy(), T.copy()
     for _ in range(sa_sweeps):
         stats.flips += sweeps.sweep(X, T, kept, fixed, rng)
+    if sat_steps == 0 and repair == 0:  # exact: keep the sweeps' state only where every kept clause holds
+        bad = (kept & (T == 0)).any(axis=0)
+        X[:, bad], T[:, bad] = X_old[:, bad], T_old[:, bad]
+        stats.failed += int(bad.sum())
+        return
     for j in range(C):
         x, t = X[:, j].copy(), T[:, j].copy()
         if sat.walk(x, t, kept[:, j], fixed[:, j], sat_steps, rng, repair=repair, stats=stats, **walk):
