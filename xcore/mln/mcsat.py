@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from xcore.errors import XcoreError
 from xcore.mln.gibbs import GibbsResult, _Chains, _plans, all_atoms_plan, gibbs
+from xcore.mln.mcsat_merge import merged_network
 from xcore.mln.mcsat_walk import SampleSat, WalkStats
 from xcore.mln.network import GroundMLN
 from xcore.runtime import Progress, throttled
@@ -133,23 +134,29 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
             raise XcoreError(f"mcsat: init must have shape (n_atoms, n_chains) = {(n, C)}, got {init.shape}")
     tick = throttled(progress)
     t0 = time.perf_counter()
-    sat = SampleSat(mln)
-    sweeps = SaSweeps(mln, float(temperature))
-    chains = _Chains(mln, C, rng, batch_of, init)
-    chains.T = chains.T.astype(np.int32)
+    work = merged_network(mln)  # the same distribution, repeated clauses merged (`xcore.mln.mcsat_merge`)
+    sat = SampleSat(work)
+    sweeps = SaSweeps(work, float(temperature))
+    walker = _Chains(work, C, rng, batch_of[:1], init)
+    walker.T = walker.T.astype(np.int32)
     plan = all_atoms_plan(mln)
+    S32 = mln.S.astype(np.int32)
     walk = {"p_sa": p_sa, "temperature": float(temperature), "noise": noise}
     stats = WalkStats()
     total_steps = int(burn_in) + ns * int(thin)
     k = 0
     with np.errstate(over="ignore"):
-        violated = _start(sat, mln, chains, init_flips, rng, walk)
+        _start(sat, work, walker, init_flips, rng, walk)
+        chains = _Chains(mln, C, rng, batch_of, walker.X)  # counts on the network as given, same state
+        violated = np.count_nonzero(mln.hard[:, None] & (chains.T == 0), axis=0).tolist()
         for s in range(total_steps):
-            _step(sat, sweeps, mln, chains, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
+            _step(sat, sweeps, work, walker, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
             if tick is not None:
                 tick((s + 1) / total_steps, f"MC-SAT {'burn-in' if s < burn_in else 'sampling'}: "
                                              f"step {s + 1:,} of {total_steps:,}")
             if s >= burn_in and (s - int(burn_in) + 1) % int(thin) == 0:
+                chains.X = walker.X
+                chains.T = S32 @ walker.X.astype(np.int32) + mln.n_negative[:, None]
                 chains.record_state(plan)
                 chains.count(k, int(batch_of[k]), bool(batch_end[k]), None)
                 k += 1
