@@ -83,7 +83,7 @@ r0 = resource.getrusage(resource.RUSAGE_SELF)
 res = run_sampler(mln, sampler, n_samples=samples, burn_in=samples // 5, n_chains=chains, seed=0)
 out["sampler"] = res.sampler
 out["hard_violated_at_start"] = res.extra.get("hard_violated_at_start")
-out["failed_steps"] = res.extra.get("failed_steps")
+out["rejected_steps"] = res.extra.get("rejected_steps")
 r1 = resource.getrusage(resource.RUSAGE_SELF)
 out["gibbs_cpu_s"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 out["gibbs_wall_s"] = res.seconds
@@ -121,7 +121,7 @@ def main() -> None:
           f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     print("| network | query atoms | ground clauses (hard) | sampler, chains x samples | CPU s | max R-hat | "
           "atoms R-hat > 1.1 | mean P | exact mean P | max abs diff vs exact | hard violated at start | "
-          "failed steps |")
+          "rejected steps |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     jobs = [(k, "reduced", 1000, 4, s) for k in args.only for s in args.samplers]
     if not args.no_full:
@@ -132,7 +132,7 @@ def main() -> None:
             print(f"| {kind} {mode} | error: {r['error']} |||||||||||")
             continue
         name = f"{kind} reduced ({', '.join(r['objects'])})" if mode == "reduced" else f"{kind} full"
-        extra = [r.get("hard_violated_at_start"), r.get("failed_steps")]
+        extra = [r.get("hard_violated_at_start"), r.get("rejected_steps")]
         print(f"| {name} | {r['atoms']} | {r['clauses']} ({r['hard_clauses']}) | {r['sampler']} {chains}x{samples} "
               f"(burn-in {samples // 5}) | {r['gibbs_cpu_s']:.1f} | {r['max_rhat']:.3g} | "
               f"{r['above_1_1']} ({r['infinite']} inf) | {r['mean_marginal']:.3f} | "

@@ -4,12 +4,21 @@ Each step, from a state x: every clause of weight w > 0 that x satisfies is kept
 1 - exp(-w) (a hard clause, weight `hard_weight` = 20 in the network, whenever x satisfies it: the
 difference, e^-20 per clause and step, is below what any run could see); every clause of weight w < 0
 that x violates is kept, as "stays violated" (its atoms fixed), with probability 1 - exp(w). The next
-state is a near-uniform assignment satisfying the kept clauses, drawn by SampleSAT
-(`xcore.mln.mcsat_walk`) started from x. Since x satisfies the kept set, the walk starts feasible;
-its simulated-annealing moves climb over hard clauses (breaking one costs exp(-1 / temperature), not
-the e^-20 of a hard weight under Gibbs) and its WalkSAT moves repair them, so the chain moves between
-regions that single-site Gibbs cannot connect. A walk that does not end satisfied (after `repair`
-extra WalkSAT moves) keeps the old state (counted in `failed_steps`).
+state must satisfy the kept clauses and, in the paper, is a near-uniform draw among such states by
+SampleSAT (WalkSAT mixed with simulated annealing). Here, by default, it is an *exact* move instead:
+`sa_sweeps` heat-bath sweeps on exp(-(unsatisfied kept clauses) / temperature) from x (`SaSweeps`:
+each colour class's atoms at once for all chains, classes in random order, so a sweep is reversible on
+average), kept only when every kept clause holds again, else x stays (counted in ``rejected_steps``).
+A reversible kernel for a target that is flat on the kept set, restricted that way, leaves the uniform
+distribution on the kept set invariant, which is all the slice sampler needs: no SampleSAT bias. The
+annealing moves climb over hard clauses (breaking one costs about exp(-1 / temperature), not the e^-20
+of a hard weight under Gibbs) and come back within the sweeps, so the chain moves between regions that
+single-site Gibbs cannot connect. SampleSAT proper (`xcore.mln.mcsat_walk`: interleaved moves, then a
+WalkSAT repair; near-uniform, not exact) runs with ``sat_steps`` or ``repair`` > 0.
+
+The sampler walks on `xcore.mln.mcsat_merge.merged_network`, the same distribution with repeated
+clauses summed and unit clauses netted per atom (opposing heavy unit clauses would otherwise fix their
+atom almost every step); counts, marginals and importances are on the network as given.
 
 This is MC-SAT for the network's own distribution (hard clauses with their finite weight, as exact
 enumeration and Gibbs see them), so it needs no world satisfying every hard clause: a hard clause the
@@ -99,7 +108,7 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
     One step: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature` (default
     `default_temperature`; vectorised, `SaSweeps`); by default a chain keeps their state only when every
-    kept clause holds, else its old state (an exact step, counted in ``failed_steps``). With `sat_steps`
+    kept clause holds, else its old state (an exact step, counted in ``rejected_steps``). With `sat_steps`
     or `repair` > 0, SampleSAT proper instead: `sat_steps` interleaved moves (`p_sa`, `noise`), then up to
     `repair` WalkSAT moves until the kept clauses hold (near-uniform, not exact). `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
     hard clauses they violate for at most `init_flips` moves (default max(1000, 2 x atoms)). `n_jobs`
@@ -167,7 +176,7 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     entry_counts[:, ~negative] = chains.atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
     moves = total_steps * C * n * int(sa_sweeps) + stats.steps
     extra = {"sa_sweeps": int(sa_sweeps), "sat_steps": int(sat_steps), "walksat_flips": stats.flips,
-             "failed_steps": stats.failed, "temperature": float(temperature),
+             "rejected_steps": stats.failed, "temperature": float(temperature),
              "hard_violated_at_start": max(violated, default=0)}
     return GibbsResult(chains.atom_counts, chains.clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
                        seconds, moves, chains.X, (chains.rb_p1, chains.rb_p0, chains.rb_a, chains.rb_b), None,
