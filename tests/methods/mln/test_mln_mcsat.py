@@ -227,3 +227,13 @@ def test_merged_network_has_the_same_distribution():
     assert len(np.unique(merged.S.indices[merged.S.indptr[:-1][units]])) == units.sum()
     assert merged.n_clauses == 4  # [1] (hard: 21.5 + 0.7), [2 v -3] (1.1), [1 v 2 v 3], [-2]; atom 3's units cancel
     assert merged.hard.sum() == 1
+
+
+@pytest.mark.slow
+def test_samplesat_option_with_walksat_repair_is_near_exact():
+    """Poon and Domingos' SampleSAT (interleaved annealing and WalkSAT moves, then a WalkSAT repair) in
+    place of the exact step: near-uniform on the kept clauses, so close to exact on a small network."""
+    mln = with_hard(4)
+    res = mcsat(mln, n_samples=1000, burn_in=50, n_chains=4, seed=2, sa_sweeps=0, sat_steps=20, repair=200)
+    assert res.extra["walksat_flips"] > 0
+    assert np.abs(res.marginals - exact(mln).marginals).max() < 0.06
