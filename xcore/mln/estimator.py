@@ -171,6 +171,11 @@ def convergence_note(model: MLNModel) -> str:
         return f"{run}: converged (max R-hat {d['max_rhat']:.3f}, largest Monte Carlo error {d['max_se']:.3f})"
     head = (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {model.mln_.n_atoms:,} query atoms have "
             f"R-hat > 1.1 (max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy")
+    if frozen and mcsat and d.get("hard_violated_at_start", 0):  # rc1000: the hard clauses contradict the evidence
+        return (head + f". For {frozen:,} atoms the chains never moved and disagree: no world found satisfies every "
+                f"hard formula ({d['hard_violated_at_start']:,} hard ground clauses violated at the start), so the "
+                "mass sits on the worlds violating the fewest and each chain stays in the local optimum it starts "
+                "in; check the hard formulas against the evidence")
     if frozen and mcsat:  # MC-SAT moves inside hard clauses; what still freezes is heavy soft weight on a block
         return (head + f". For {frozen:,} atoms the chains never moved and disagree: a group of atoms tied by hard "
                 "formulas whose soft weights add up to a steep barrier (MC-SAT leaves it with probability about "

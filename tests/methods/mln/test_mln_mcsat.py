@@ -237,3 +237,17 @@ def test_samplesat_option_with_walksat_repair_is_near_exact():
     res = mcsat(mln, n_samples=1000, burn_in=50, n_chains=4, seed=2, sa_sweeps=0, sat_steps=20, repair=200)
     assert res.extra["walksat_flips"] > 0
     assert np.abs(res.marginals - exact(mln).marginals).max() < 0.06
+
+
+def test_note_says_when_the_hard_clauses_cannot_all_hold():
+    """Chains frozen on either side of two contradicting hard clauses: the run's note names the cause."""
+    from types import SimpleNamespace
+
+    from xcore.mln.estimator import convergence_note
+
+    contradiction = network([[1], [2], [-1, -2]], [None, None, None], 2)  # every world breaks one
+    start = np.array([[1, 1, 0, 1], [1, 0, 1, 1]], dtype=np.int8)
+    res = mcsat(contradiction, n_samples=40, burn_in=0, n_chains=4, seed=0, init=start, init_flips=0)
+    assert res.extra["hard_violated_at_start"] == 1
+    note = convergence_note(SimpleNamespace(result_=res, mln_=contradiction))
+    assert "NOT converged" in note and "no world found satisfies every hard formula" in note
