@@ -1,14 +1,18 @@
-"""Does Gibbs sampling converge on Tuffy's rc1000 and cse at the default sample counts? Two checks,
-one fresh process each:
+"""Do Gibbs sampling and MC-SAT converge on Tuffy's rc1000 and cse at the default sample counts? Two
+checks per sampler (`--samplers gibbs mcsat`), one fresh process each:
 
 * reduced domains (rc1000: the papers of one author with two papers, 18-20 `category` atoms; cse:
   two students and two professors, 16 `advisedBy` atoms): the program unchanged, the evidence
   restricted to atoms over the chosen objects; exact enumeration (the reference) beside Gibbs at
   the defaults (4 chains x 1,000 samples, 200 burn-in): max |marginal difference| and max R-hat;
-* the full networks: Gibbs with `--full-samples` samples per chain (the defaults take hours on this
-  shared machine), split-chain R-hat and the share of atoms above 1.1.
+* the full networks: `--full-samples` samples per chain (the defaults take hours on this shared
+  machine), split-chain R-hat and the share of atoms above 1.1.
+
+MC-SAT rows also give the hard clauses its chains' WalkSAT start left violated (rc1000's hard clauses
+contradict its evidence, so no world satisfies them all) and the steps whose SampleSAT failed.
 
     XCORE_SHARED_DATA=/work/shared/data python bench/mln_convergence.py [--full-samples 100] [--no-full]
+        [--samplers gibbs mcsat] [--only rc1000 cse]
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from pathlib import Path
 import numpy as np
 from xcore.data import load
 from xcore.mln.model import MLNModel
-from xcore.mln.gibbs import gibbs
+from xcore.mln.mcsat import run_sampler
 from xcore.mln.exact import exact
 
 kind, folder, mode, samples, chains = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+sampler = sys.argv[6]
 ATOM = re.compile(r"^\s*(!?)\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$")
 out = {}
 t0 = time.perf_counter()
@@ -75,7 +80,10 @@ out["hard_clauses"] = int(mln.hard.sum())
 if mode == "reduced":
     ref = exact(mln).marginals
 r0 = resource.getrusage(resource.RUSAGE_SELF)
-res = gibbs(mln, n_samples=samples, burn_in=samples // 5, n_chains=chains, seed=0)
+res = run_sampler(mln, sampler, n_samples=samples, burn_in=samples // 5, n_chains=chains, seed=0)
+out["sampler"] = res.sampler
+out["hard_violated_at_start"] = res.extra.get("hard_violated_at_start")
+out["rejected_steps"] = res.extra.get("rejected_steps")
 r1 = resource.getrusage(resource.RUSAGE_SELF)
 out["gibbs_cpu_s"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 out["gibbs_wall_s"] = res.seconds
@@ -92,10 +100,10 @@ print(json.dumps(out))
 """
 
 
-def run_one(kind: str, folder: Path, mode: str, samples: int, chains: int) -> dict:
+def run_one(kind: str, folder: Path, mode: str, samples: int, chains: int, sampler: str) -> dict:
     """One check in a fresh process."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-c", CHILD, kind, str(folder), mode, str(samples), str(chains)],
+    proc = subprocess.run([sys.executable, "-c", CHILD, kind, str(folder), mode, str(samples), str(chains), sampler],
                           capture_output=True, text=True, env=env, timeout=6 * 3600)
     return child_json(proc)
 
@@ -106,26 +114,30 @@ def main() -> None:
     ap.add_argument("--full-chains", type=int, default=4)
     ap.add_argument("--no-full", action="store_true")
     ap.add_argument("--only", nargs="*", default=["rc1000", "cse"])
+    ap.add_argument("--samplers", nargs="*", default=["gibbs", "mcsat"], choices=["gibbs", "mcsat", "auto"])
     args = ap.parse_args()
     root = Path(os.environ.get("XCORE_SHARED_DATA", "/work/shared/data")) / "mln_examples" / "tuffy"
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
-    print("| network | query atoms | ground clauses (hard) | Gibbs | CPU s | max R-hat | atoms R-hat > 1.1 | "
-          "mean P (Gibbs) | exact mean P | max abs diff vs exact |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
-    jobs = [(k, "reduced", 1000, 4) for k in args.only]
+    print("| network | query atoms | ground clauses (hard) | sampler, chains x samples | CPU s | max R-hat | "
+          "atoms R-hat > 1.1 | mean P | exact mean P | max abs diff vs exact | hard violated at start | "
+          "rejected steps |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    jobs = [(k, "reduced", 1000, 4, s) for k in args.only for s in args.samplers]
     if not args.no_full:
-        jobs += [(k, "full", args.full_samples, args.full_chains) for k in args.only]
-    for kind, mode, samples, chains in jobs:
-        r = run_one(kind, root / kind, mode, samples, chains)
+        jobs += [(k, "full", args.full_samples, args.full_chains, s) for k in args.only for s in args.samplers]
+    for kind, mode, samples, chains, sampler in jobs:
+        r = run_one(kind, root / kind, mode, samples, chains, sampler)
         if "error" in r:
-            print(f"| {kind} {mode} | error: {r['error']} |||||||||")
+            print(f"| {kind} {mode} | error: {r['error']} |||||||||||")
             continue
         name = f"{kind} reduced ({', '.join(r['objects'])})" if mode == "reduced" else f"{kind} full"
-        print(f"| {name} | {r['atoms']} | {r['clauses']} ({r['hard_clauses']}) | {chains}x{samples} "
+        extra = [r.get("hard_violated_at_start"), r.get("rejected_steps")]
+        print(f"| {name} | {r['atoms']} | {r['clauses']} ({r['hard_clauses']}) | {r['sampler']} {chains}x{samples} "
               f"(burn-in {samples // 5}) | {r['gibbs_cpu_s']:.1f} | {r['max_rhat']:.3g} | "
               f"{r['above_1_1']} ({r['infinite']} inf) | {r['mean_marginal']:.3f} | "
-              f"{r.get('exact_mean', float('nan')):.3f} | {r.get('max_abs_diff', float('nan')):.3f} |", flush=True)
+              f"{r.get('exact_mean', float('nan')):.3f} | {r.get('max_abs_diff', float('nan')):.3f} | "
+              + " | ".join("" if v is None else f"{v:,}" for v in extra) + " |", flush=True)
 
 
 if __name__ == "__main__":

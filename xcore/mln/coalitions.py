@@ -36,8 +36,8 @@ import scipy.sparse as sp
 
 from xcore.errors import XcoreError
 from xcore.mln.exact import MAX_EXACT_ATOMS, exact
-from xcore.mln.gibbs import gibbs
 from xcore.mln.importance import conditional_expectations, importance
+from xcore.mln.mcsat import run_sampler
 from xcore.mln.network import GroundMLN
 from xcore.mln.network_index import NetworkIndex
 from xcore.runtime import Progress
@@ -213,7 +213,8 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
                     progress: Progress | None = None) -> Coalition:
     """Build the coalition network, run inference on it and fill in the importance of every
     literal of its kept clauses and (via their representatives) of its dropped clauses
-    (`progress` hears the Gibbs sweeps)."""
+    (`progress` hears the sampler's steps; ``gibbs_options["sampler"]`` picks Gibbs or MC-SAT, default
+    "auto": `xcore.mln.mcsat.choose_sampler` on the coalition's own network)."""
     if inference not in INFERENCE_METHODS:
         raise XcoreError(f"unknown inference {inference!r}; use one of {', '.join(INFERENCE_METHODS)}")
     t0 = time.perf_counter()
@@ -227,7 +228,7 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
     if use_exact and net.n_atoms > MAX_EXACT_ATOMS:
         raise XcoreError(f"exact inference on a coalition of {net.n_atoms} query atoms (at most {MAX_EXACT_ATOMS}); "
                          "use inference='gibbs' or smaller coalitions (lower S)")
-    res = exact(net) if use_exact else gibbs(net, progress=progress, **(gibbs_options or {}))
+    res = exact(net) if use_exact else run_sampler(net, progress=progress, **(gibbs_options or {}))
     imp = importance(net, res)
     cond, expected = conditional_expectations(net, res)
     kept_entries = _clause_entries(mln, coalition.clauses)  # same order as the sub-network's CSR entries
@@ -259,7 +260,7 @@ def solve_coalition(coalition: Coalition, mln: GroundMLN, index: NetworkIndex | 
     coalition.importance, coalition.expected, coalition.expected_given_atom = imp[v], expected[v], cond[v]
     coalition.mapped = np.concatenate(mapped)[order]
     coalition.marginals = np.asarray(res.marginals, dtype=np.float64)
-    coalition.inference = "exact" if use_exact else "gibbs"
+    coalition.inference = "exact" if use_exact else res.sampler
     coalition.atom_updates = 0 if use_exact else int(res.atom_updates)
     coalition.gibbs_seed = None if use_exact else int((gibbs_options or {}).get("seed", 0))
     coalition.seconds = time.perf_counter() - t0

@@ -113,15 +113,17 @@ class MLNEstimator(Estimator):
         """Ground `rules_text_` on `data` and run the settings' inference (exact when ``auto`` and it fits)."""
         s = self.settings
         method = s.inference if s.inference != "auto" else ("exact" if n_query_atoms(data) <= EXACT_LIMIT else "gibbs")
+        if method == "gibbs":  # sampling: by the sampler setting ("sample": decided on the grounded network)
+            method = "sample" if s.sampler == "auto" else s.sampler
         if progress is not None:
-            progress(0.0, f"grounding and {method} inference")
+            progress(0.0, f"grounding and {'sampling' if method == 'sample' else method} inference")
         options = {} if method == "exact" else {"n_samples": s.n_samples, "burn_in": s.burn_in,
                                                 "n_chains": s.n_chains, "seed": s.seed}
         self.setting_: TextSetting | None = setting
         self.data_: RelationalDataset = data
         self.model_: MLNModel = MLNModel(self.rules_text_).ground(data).infer(
-            method, progress=progress if method == "gibbs" else None, **options)
-        self.notes_: list[str] = [convergence_note(self.model_)] if self.model_.method_ == "gibbs" else []
+            method, progress=progress if method != "exact" else None, **options)
+        self.notes_: list[str] = [convergence_note(self.model_)] if self.model_.method_ != "exact" else []
         self.explainer_run_: ExplainerRun | None = None
         self.split_sizes_: tuple[int, int] = getattr(self, "split_sizes_", (0, 0))
 
@@ -159,17 +161,27 @@ class MLNEstimator(Estimator):
 
 
 def convergence_note(model: MLNModel) -> str:
-    """One sentence on whether the Gibbs chains mixed (split-chain R-hat <= 1.1 for every atom), for
+    """One sentence on whether the sampler's chains mixed (split-chain R-hat <= 1.1 for every atom), for
     the command's output and the page: unconverged marginals and importances are not to be trusted."""
     d = model.result_.diagnostics()
     frozen = int(np.isinf(model.result_.rhat).sum())
-    run = f"Gibbs {d['n_chains']} chains x {d['n_samples']:,} samples (burn-in {d['burn_in']:,})"
+    mcsat = d.get("sampler") == "mcsat"
+    run = f"{'MC-SAT' if mcsat else 'Gibbs'} {d['n_chains']} chains x {d['n_samples']:,} samples (burn-in {d['burn_in']:,})"
     if d["converged"]:
         return f"{run}: converged (max R-hat {d['max_rhat']:.3f}, largest Monte Carlo error {d['max_se']:.3f})"
     head = (f"{run}: NOT converged: {d['atoms_above_threshold']:,} of {model.mln_.n_atoms:,} query atoms have "
             f"R-hat > 1.1 (max {d['max_rhat']:.3g}); the marginals and importances are not trustworthy")
+    if frozen and mcsat and d.get("hard_violated_at_start", 0):  # rc1000: the hard clauses contradict the evidence
+        return (head + f". For {frozen:,} atoms the chains never moved and disagree: no world found satisfies every "
+                f"hard formula ({d['hard_violated_at_start']:,} hard ground clauses violated at the start), so the "
+                "mass sits on the worlds violating the fewest and each chain stays in the local optimum it starts "
+                "in; check the hard formulas against the evidence")
+    if frozen and mcsat:  # MC-SAT moves inside hard clauses; what still freezes is heavy soft weight on a block
+        return (head + f". For {frozen:,} atoms the chains never moved and disagree: a group of atoms tied by hard "
+                "formulas whose soft weights add up to a steep barrier (MC-SAT leaves it with probability about "
+                "exp(-total weight)); more samples help only slowly")
     if frozen:  # chains that never moved and disagree: typical of hard clauses under single-site Gibbs
         return (head + f". For {frozen:,} atoms the chains never moved and disagree (hard formulas freeze "
-                "single-site Gibbs): more samples will not help; soften the hard formulas or use exact "
-                "inference on a smaller domain")
+                "single-site Gibbs): more samples will not help; use sampler='mcsat', soften the hard "
+                "formulas or use exact inference on a smaller domain")
     return head + ": raise n_samples and burn_in"

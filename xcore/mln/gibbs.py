@@ -44,29 +44,38 @@ class _ClassPlan:
 
 
 def _plans(mln: GroundMLN) -> list[_ClassPlan]:
-    ec, ea, es = mln.entry_clause, mln.entry_atom, mln.entry_sign
+    """One plan per colour class (the literals of its atoms gathered by a stable sort on colour)."""
+    ea = mln.entry_atom
     colour_of = np.empty(mln.n_atoms, dtype=np.int64)
-    local_of = np.empty(mln.n_atoms, dtype=np.int64)
     for k, atoms in enumerate(mln.colour_classes):
         colour_of[atoms] = k
-        local_of[atoms] = np.arange(len(atoms))
     entry_colour = colour_of[ea]
     order = np.argsort(entry_colour, kind="stable")
     bounds = np.searchsorted(entry_colour[order], np.arange(len(mln.colour_classes) + 1))
-    plans = []
-    for k, atoms in enumerate(mln.colour_classes):
-        sel = order[bounds[k]:bounds[k + 1]]
-        local = local_of[ea[sel]]
-        val = (mln.weights[ec[sel]] * es[sel]).astype(np.float32)
-        gather = sp.csr_matrix((val, (local, np.arange(len(sel)))), shape=(len(atoms), len(sel)))
-        plans.append(_ClassPlan(atoms, ec[sel], ea[sel], local, (es[sel] > 0).astype(np.int8)[:, None],
-                                es[sel].astype(np.int8)[:, None], gather, sel))
-    return plans
+    return [_plan(mln, atoms, order[bounds[k]:bounds[k + 1]]) for k, atoms in enumerate(mln.colour_classes)]
+
+
+def all_atoms_plan(mln: GroundMLN) -> _ClassPlan:
+    """A plan over every atom at once: evaluates each atom's conditional given the rest in one state
+    without resampling (atoms may share clauses; used by MC-SAT for Rao-Blackwellised sums)."""
+    return _plan(mln, np.arange(mln.n_atoms, dtype=np.int64), np.arange(mln.nnz, dtype=np.int64))
+
+
+def _plan(mln: GroundMLN, atoms: np.ndarray, sel: np.ndarray) -> _ClassPlan:
+    """The plan of `atoms` whose literals are the CSR entries `sel`."""
+    ec, ea, es = mln.entry_clause, mln.entry_atom, mln.entry_sign
+    local_of = np.full(mln.n_atoms, -1, dtype=np.int64)
+    local_of[atoms] = np.arange(len(atoms))
+    local = local_of[ea[sel]]
+    val = (mln.weights[ec[sel]] * es[sel]).astype(np.float32)
+    gather = sp.csr_matrix((val, (local, np.arange(len(sel)))), shape=(len(atoms), len(sel)))
+    return _ClassPlan(atoms, ec[sel], ea[sel], local, (es[sel] > 0).astype(np.int8)[:, None],
+                      es[sel].astype(np.int8)[:, None], gather, sel)
 
 
 @dataclass
 class GibbsResult:
-    """Batch sums of a Gibbs run; marginals, expectations, MC errors and R-hat derive from them."""
+    """Batch sums of a sampling run (Gibbs or MC-SAT); marginals, expectations, MC errors and R-hat derive from them."""
 
     atom_counts: np.ndarray
     """(n_batches, n_atoms, n_chains) int32: kept samples with the atom true."""
@@ -90,6 +99,10 @@ class GibbsResult:
     watched: tuple[np.ndarray, np.ndarray] | None = field(repr=False, default=None)
     """With `watch`: (n_samples, atoms, chains) int8 states of the watched atoms and (n_samples,
     clauses, chains) bool truth of the watched clauses at every kept sample (None otherwise)."""
+    sampler: str = "gibbs"
+    """Which sampler made the samples: "gibbs" (this module) or "mcsat" (`xcore.mln.mcsat`)."""
+    extra: dict = field(default_factory=dict)
+    """Sampler-specific figures for the diagnostics (MC-SAT: SampleSAT flips, failed steps)."""
 
     @property
     def rao_blackwell(self) -> dict[str, np.ndarray] | None:
@@ -181,7 +194,8 @@ class GibbsResult:
         return {"max_rhat": worst, "atoms_above_threshold": above, "converged": above == 0 and (len(rhat) == 0 or not np.isnan(worst)),
                 "max_se": float(np.nanmax(se)) if len(se) else 0.0, "mean_se": float(np.nanmean(se)) if len(se) else 0.0,
                 "n_chains": self.n_chains, "n_samples": self.n_samples, "burn_in": self.burn_in, "thin": self.thin,
-                "seconds": self.seconds, "updates_per_second": self.updates_per_second}
+                "seconds": self.seconds, "updates_per_second": self.updates_per_second,
+                "sampler": self.sampler, **self.extra}
 
 
 def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int = 1, n_chains: int = 4,
@@ -299,6 +313,16 @@ class _Chains:
             te += p.sign * np.take(new - x_old, p.local, axis=0)
             T[p.clause] = te                                      # clauses are distinct within a class
             X[p.atoms] = new
+
+    def record_state(self, p: _ClassPlan) -> None:
+        """Add the Rao-Blackwellised conditionals of `p`'s atoms in the current state, leaving it as
+        it is (for samplers other than Gibbs: any sampler of P may average P(x_i | rest))."""
+        xe = np.take(np.take(self.X, p.atoms, axis=0), p.local, axis=0)
+        te = np.take(self.T, p.clause, axis=0)
+        lit = xe == p.positive
+        logit = p.gather @ (te == lit).view(np.int8)
+        with np.errstate(over="ignore"):
+            self._record_conditionals(p, logit, np.exp(-logit), te - lit)
 
     def _record_conditionals(self, p: _ClassPlan, logit: np.ndarray, e_neg: np.ndarray, rest: np.ndarray) -> None:
         """Add P(x=1 | rest) and the clause's truth with the atom set either way (`rest`: true

@@ -18,8 +18,9 @@ from xcore.logic.mln_program import MLNProgram
 from xcore.logic.mln_syntax import parse_mln
 from xcore.logic.parser import parse_rules
 from xcore.mln.exact import ExactResult, exact
-from xcore.mln.gibbs import GibbsResult, gibbs
+from xcore.mln.gibbs import GibbsResult
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
+from xcore.mln.mcsat import choose_sampler, run_sampler
 from xcore.mln.network import DEFAULT_HARD_WEIGHT, GroundMLN, build_ground_mln
 from xcore.runtime import Progress
 
@@ -125,15 +126,17 @@ class MLNModel:
         return self
 
     def infer(self, method: str = "gibbs", progress: Progress | None = None, **options) -> "MLNModel":
-        """Run "gibbs" (options of `xcore.mln.gibbs.gibbs`; `progress` hears its sweeps) or "exact"
-        enumeration (<= 20 atoms)."""
+        """Run "gibbs" (options of `xcore.mln.gibbs.gibbs`), "mcsat" (of `xcore.mln.mcsat.mcsat`),
+        "sample" (whichever `choose_sampler` picks for this network; `progress` hears the sampler's
+        steps) or "exact" enumeration (<= 20 atoms). `method_` is then "gibbs", "mcsat" or "exact"."""
         mln = self._need_mln()
-        if method == "gibbs":
-            self.result_ = gibbs(mln, progress=progress, **options)
+        if method in ("gibbs", "mcsat", "sample"):
+            method = choose_sampler(mln, "auto" if method == "sample" else method)
+            self.result_ = run_sampler(mln, method, progress=progress, **options)
         elif method == "exact":
             self.result_ = exact(mln, **options)
         else:
-            raise XcoreError(f"unknown inference method {method!r}; use 'gibbs' or 'exact'")
+            raise XcoreError(f"unknown inference method {method!r}; use 'gibbs', 'mcsat', 'sample' or 'exact'")
         self.method_ = method
         self.options_ = dict(options)
         self._frame = None

@@ -110,7 +110,7 @@ def _metrics(est: MLNEstimator, predictions: pd.DataFrame) -> dict[str, float]:
         truth = labelled["truth"].astype(int).to_numpy()
         metrics["accuracy"] = float(accuracy_score(truth, (labelled["prediction"] >= 0.5).astype(int)))
         metrics["brier"] = float(brier_score_loss(truth, labelled["prediction"].clip(0, 1)))
-    if est.model_.method_ == "gibbs":
+    if est.model_.method_ in ("gibbs", "mcsat"):
         d = est.model_.result_.diagnostics()
         metrics.update({"max_rhat": float(d["max_rhat"]), "max_se": float(d["max_se"]),
                         "rhat_above_1.1": float(d["atoms_above_threshold"]), "converged": float(bool(d["converged"]))})

@@ -36,7 +36,12 @@ class MLNSettings(Settings):
     """none: weights as written. linear+pll: word formulas from a logistic regression on the words (the
     paper uses an SVM), relational formulas by pseudo-likelihood. pll: every weight by pseudo-likelihood."""
     inference: Literal["auto", "exact", "gibbs"] = Field("auto", title='Inference')
-    """exact enumeration (up to 20 query atoms), Gibbs sampling, or auto: exact when it fits."""
+    """exact enumeration (up to 20 query atoms), sampling ("gibbs": by the Sampler setting), or auto: exact
+    when it fits, else sampling."""
+    sampler: Literal["auto", "gibbs", "mcsat"] = Field("auto", title='Sampler')
+    """gibbs: single-site Gibbs (fast, but frozen by hard or heavy formulas); mcsat: MC-SAT, which moves
+    inside hard formulas (slower per sample); auto: MC-SAT when a hard formula or one of weight >= 5 ties
+    two query atoms, else Gibbs. Also used by I-/R-/M-Explain's coalitions."""
     n_samples: int = Field(1000, ge=10, le=1_000_000, title='Samples per chain')
     burn_in: int = Field(200, ge=0, le=1_000_000, title='Burn-in sweeps')
     n_chains: int = Field(4, ge=2, le=256, title='Chains')
@@ -81,7 +86,7 @@ class MLNSettings(Settings):
         names = self.explainers if explainers is None else explainers
         return ExplainSettings(methods=tuple(LEGACY[e] for e in names), C=self.C, S=self.S, T=self.T,
                                top_k=self.top_k, n_samples=self.n_samples, burn_in=self.burn_in,
-                               n_chains=self.n_chains, lime_samples=self.lime_samples,
+                               n_chains=self.n_chains, sampler=self.sampler, lime_samples=self.lime_samples,
                                aggregation=self.aggregation, work=self.work, seed=self.seed)
 
 

@@ -27,9 +27,10 @@ from xcore.data.samples import list_samples
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationSet
 from xcore.mln.evaluation import LINK_PREDICATES, WORD_PREDICATES, formula_kind
-from xcore.mln.gibbs import GibbsResult, gibbs
+from xcore.mln.gibbs import GibbsResult
 from xcore.mln.iexplain import IExplainer
 from xcore.mln.importance import FormulaTexts, explain_atom, importance_frame
+from xcore.mln.mcsat import run_sampler
 from xcore.mln.model import MLNModel
 from xcore.mln.reviews import review_rules
 from xcore.mln.rexplain import RExplainer
@@ -70,6 +71,9 @@ class ExplainSettings:
     None: those of the model's own inference run (1000 when it was exact)."""
     burn_in: int | None = None
     n_chains: int | None = None
+    sampler: str = "auto"
+    """"gibbs", "mcsat" or "auto" (`xcore.mln.mcsat.choose_sampler`, decided per network: the full
+    network and every coalition)."""
     lime_samples: int = 1000
     aggregation: str = "exact_footrule"
     """"exact_footrule" (CEMC's weighted-footrule objective solved exactly; never worse than CEMC,
@@ -83,7 +87,8 @@ class ExplainSettings:
     def gibbs_options(self) -> dict:
         """Sampling options without a seed (each coalition draws its own from the explainer's seed);
         unset ones are left out (Gibbs defaults)."""
-        opts = {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains}
+        opts = {"n_samples": self.n_samples, "burn_in": self.burn_in, "n_chains": self.n_chains,
+                "sampler": self.sampler}
         return {k: v for k, v in opts.items() if v is not None}
 
     def resolved(self, model: MLNModel) -> "ExplainSettings":
@@ -263,22 +268,23 @@ def m_explain(model: MLNModel, queries: Sequence[str], settings: ExplainSettings
     opts = settings.model_gibbs_options()
     reused = not isinstance(res, GibbsResult) or (
         (res.n_samples, res.burn_in, res.n_chains) == (opts["n_samples"], opts["burn_in"], opts["n_chains"])
-        and getattr(model, "options_", {}).get("seed", 0) == opts["seed"])
+        and getattr(model, "options_", {}).get("seed", 0) == opts["seed"]
+        and opts.get("sampler", "auto") in ("auto", res.sampler))
     if reused:
         exps = [model.explain(a, top_k=settings.top_k) for a in queries]
         sampling = float(res.seconds) if isinstance(res, GibbsResult) else 0.0
     else:
-        res = gibbs(mln, progress=progress, **opts)
+        res = run_sampler(mln, progress=progress, **opts)
         if model._texts is None:
             model._texts = FormulaTexts(mln)
         texts, frame = model._texts, importance_frame(mln, res)
-        exps = [explain_atom(mln, res, model.atom_column(a), top_k=settings.top_k, method="M-Explain (gibbs)",
+        exps = [explain_atom(mln, res, model.atom_column(a), top_k=settings.top_k, method=f"M-Explain ({res.sampler})",
                              texts=texts, frame=frame) for a in queries]
         sampling = 0.0
     gib = isinstance(res, GibbsResult)
     meta = {"work": "full network", "atom_updates": int(res.atom_updates) if gib else 0,
             "n_samples": int(res.n_samples) if gib else 0, "burn_in": int(res.burn_in) if gib else 0,
-            "n_chains": int(res.n_chains) if gib else 0, "inference": "gibbs" if gib else "exact", "reused_model_inference": bool(reused),
+            "n_chains": int(res.n_chains) if gib else 0, "inference": res.sampler if gib else "exact", "reused_model_inference": bool(reused),
             "queries_in_no_coalition": 0}
     return ExplanationSet(exps, method="M-Explain", meta=meta), sampling
 

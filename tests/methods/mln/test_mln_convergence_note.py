@@ -22,7 +22,8 @@ def _data(program: bytes):
 @pytest.mark.slow
 def test_frozen_chains_are_reported_not_converged():
     ds = _data(FROZEN)
-    s = REGISTRY["mln"].default_settings(ds).replace(inference="gibbs", n_samples=200, burn_in=20, n_chains=4,
+    s = REGISTRY["mln"].default_settings(ds).replace(inference="gibbs", sampler="gibbs", n_samples=200, burn_in=20,
+                                                    n_chains=4,
                                                     explainers=("mln:m-explain",))
     run = run_method("mln", ds, s, cache=None)
     assert run.metrics["converged"] == 0.0 and run.metrics["rhat_above_1.1"] >= 1
