@@ -111,8 +111,14 @@ def _imports(module: str) -> list[tuple[str, str]]:
 IMPORTS = {m: _imports(m) for m in MODULES}
 
 
+IMPORT_FUNCTIONS = {"import_module", "__import__", "import_optional"}
+"""Functions that import a module named by a string (`import_optional` is xcore's gateway to heavy or optional
+third-party packages, `xcore.optional_deps`: it must never be given an xcore module)."""
+
+
 def _string_imports(module: str) -> list[str]:
-    """xcore modules that `module` imports by a literal string (importlib.import_module, __import__)."""
+    """xcore modules that `module` imports by a literal string (importlib.import_module, __import__,
+    the optional-dependency gateway)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
@@ -121,7 +127,7 @@ def _string_imports(module: str) -> list[str]:
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
         arg = node.args[0].value
-        if name in {"import_module", "__import__"} and isinstance(arg, str) and arg.split(".")[0] == "xcore":
+        if name in IMPORT_FUNCTIONS and isinstance(arg, str) and arg.split(".")[0] == "xcore":
             out.append(arg)
     return out
 
@@ -140,6 +146,16 @@ def test_no_xcore_module_is_imported_by_a_string():
     bad = {m: _string_imports(m) for m in MODULES if m not in STRING_IMPORTERS}
     bad = {m: names for m, names in bad.items() if names}
     assert not bad, f"import these statically (or through the registry), so the import graph shows them: {bad}"
+
+
+def test_the_gateway_is_used_and_would_be_flagged_with_an_xcore_name(tmp_path):
+    """`import_optional` calls are seen (so an xcore name given to it would fail the test above)."""
+    uses = [m for m in MODULES if "import_optional(" in MODULES[m].read_text(encoding="utf-8")]
+    assert len(uses) >= 10
+    tree = ast.parse('import_optional("xcore.psl.model")\nimport_optional("sklearn.cluster")\n')
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    flagged = [c.args[0].value for c in calls if c.func.id in IMPORT_FUNCTIONS and c.args[0].value.startswith("xcore")]
+    assert flagged == ["xcore.psl.model"]
 
 
 def test_string_imports_are_found():

@@ -28,12 +28,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
+from xcore.optional_deps import MissingDependency, import_optional, missing_message
 from xcore.runtime import Progress, throttled
 
 WORD_ITEM_KIND = "word"
@@ -207,8 +208,6 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float = 1
 
     scikit-learn's `Ridge` with `sample_weight` (exact Cholesky solve); R^2 is 1 when `y` is constant.
     """
-    from sklearn.linear_model import Ridge  # heavy: loaded only when LIME runs
-
     w = np.asarray(w, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     model = Ridge(alpha=alpha, solver="cholesky").fit(X, y, sample_weight=w)
@@ -321,10 +320,10 @@ def shap_values(clf: BagOfWordsClassifier, reviews: Iterable[str],
     backend = "closed_form"
     if method in ("auto", "shap"):
         try:
-            import shap  # optional dependency
-        except ImportError:
+            shap = import_optional("shap", "method='shap'")  # optional extra: the closed form serves without it
+        except ImportError as e:  # MissingDependency, or a broken shap install: the closed form serves
             if method == "shap":
-                raise XcoreError("method='shap' needs the optional `shap` package (pip install shap)") from None
+                raise MissingDependency(missing_message("shap", "method='shap'")) from e
         else:
             explainer = shap.LinearExplainer((clf.coef_, clf.intercept_), B)
             values = explainer.shap_values(X)
