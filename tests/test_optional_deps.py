@@ -28,6 +28,7 @@ def test_a_missing_optional_package_names_its_extra(monkeypatch):
 
 def test_a_missing_dependency_of_xcore_says_to_reinstall(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn", None)
+    monkeypatch.setitem(sys.modules, "sklearn.cluster", None)  # even when another test loaded it
     with pytest.raises(MissingDependency, match="needs `scikit-learn`, a dependency of xcore .*pip install -e ."):
         import_optional("sklearn.cluster", "clustering")
 
