@@ -34,7 +34,6 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.errors import XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
-from xcore.optional_deps import MissingDependency, import_optional, missing_message
 from xcore.runtime import Progress, throttled
 
 WORD_ITEM_KIND = "word"
@@ -320,10 +319,10 @@ def shap_values(clf: BagOfWordsClassifier, reviews: Iterable[str],
     backend = "closed_form"
     if method in ("auto", "shap"):
         try:
-            shap = import_optional("shap", "method='shap'")  # optional extra: the closed form serves without it
-        except ImportError as e:  # MissingDependency, or a broken shap install: the closed form serves
+            import shap  # optional dependency
+        except ImportError:
             if method == "shap":
-                raise MissingDependency(missing_message("shap", "method='shap'")) from e
+                raise XcoreError("method='shap' needs the optional `shap` package (pip install shap)") from None
         else:
             explainer = shap.LinearExplainer((clf.coef_, clf.intercept_), B)
             values = explainer.shap_values(X)
