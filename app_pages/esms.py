@@ -15,14 +15,14 @@ from ui.state import keep, reset_on
 from xcore.data import RelationalDataset
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
 from xcore.data.samples import load_sample, sample_info
+from xcore.esms.data_reading import all_positive
+from xcore.esms.explainers.ground_rules import GROUND_RULES
+from xcore.esms.runs import esms_targets, reinfer, target_defaults
+from xcore.esms.settings import DEMO_SETTINGS, ESMSSettings
+from xcore.esms.split_sizes import split_sizes, too_few_labels
+from xcore.esms.stability import relational_stability
+from xcore.esms.sweep import as_float_grid, sweep
 from xcore.methods import REGISTRY, Run
-from xcore.psl.data_reading import all_positive
-from xcore.psl.explainers.ground_rules import GROUND_RULES
-from xcore.psl.runs import esms_targets, reinfer, target_defaults
-from xcore.psl.settings import DEMO_SETTINGS, ESMSSettings
-from xcore.psl.split_sizes import split_sizes, too_few_labels
-from xcore.psl.stability import relational_stability
-from xcore.psl.sweep import as_float_grid, sweep
 from xcore.viz import tradeoff_figure
 
 METHOD = "esms"

@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.grounding import machine  # noqa: E402
 from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators import lastfm_preset  # noqa: E402
-from xcore.psl import ESMSSearch, PSLModel, prediction_metrics, three_way_split  # noqa: E402
+from xcore.esms import ESMSSearch, three_way_split  # noqa: E402
+from xcore.psl import PSLModel, prediction_metrics  # noqa: E402
 
 PAPER = {"mae": 0.177, "mse": 0.043}
 """ESMS on the real LastFM data (Embar, Srinivasan, Getoor, UAI 2022), gamma = 0."""
@@ -138,7 +139,7 @@ NOTES = (
     "it (best: MSE 0.0280 / MAE 0.1359 vs 0.0277 / 0.1335). With the paper's templates alone the best model still "
     "over-predicts (mean error +0.036): every rule has a positive head (`... -> rating`), so each is a lower bound "
     "on the rating, PPLL learns each weight on its own, and the only downward pull is the prior `~rating`. The "
-    "negative counterparts (`ESMSSearch(counterparts=True)`, `xcore.psl.templates.HYPER_TEMPLATES`: HyPER-style "
+    "negative counterparts (`ESMSSearch(counterparts=True)`, `xcore.esms.templates.HYPER_TEMPLATES`: HyPER-style "
     "`~_(A,B) & rated(A,B) -> ~rating(A,B)`, `~rating(B,C) & friend(A,B) & ... -> ~rating(A,C)`) remove the bias "
     "and the best model, which mixes latent-factor, average, friend and similarity rules, beats `sgd_rating` "
     "alone on both MSE and MAE. The searches shared the 2-core machine with other jobs (I-Explain work), so their "

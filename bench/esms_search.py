@@ -9,7 +9,7 @@
 17,632 items, 92k ratings, top-50 similarities), the paper's templates, gamma = 0, 100 x 15, seed 0.
 Each side runs in a fresh process (`--one SIDE`, data generated there, not timed): the reference
 path (`ESMSSearch(reference=True)`: today's full grounding, cold-start MAP) and the fast path
-(grounding only the ground rules with a target, batched; see `xcore.psl.search`) with threads, the
+(grounding only the ground rules with a target, batched; see `xcore.esms.search`) with threads, the
 fast path with candidates in processes (`process`), and with `--dask` the fast path on a
 `LocalCluster(n_workers=2, threads_per_worker=1)` (cluster start-up timed separately). Printed: stage seconds side by side with their ratio, peak memory (the
 child's max RSS), and whether both sides chose the same rules with the same validation score.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.grounding import machine  # noqa: E402
 from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.lastfm import make_lastfm  # noqa: E402
-from xcore.psl import ESMSSearch, SearchCache, three_way_split  # noqa: E402
+from xcore.esms import ESMSSearch, SearchCache, three_way_split  # noqa: E402
 
 SMALL_MEDIUM = dict(n_users=500, n_items=1_000, n_ratings=10_000, target_fraction=0.2, k_sim=10)
 STAGES = ("ground", "ppll", "map", "score")

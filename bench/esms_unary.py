@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.grounding import machine  # noqa: E402
 from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.friends_smokers import friends_smokers_dataset  # noqa: E402
-from xcore.psl import ESMSSearch, PSLModel, prediction_metrics, three_way_split  # noqa: E402
+from xcore.esms import ESMSSearch, three_way_split  # noqa: E402
+from xcore.psl import PSLModel, prediction_metrics  # noqa: E402
 
 VARIANTS = {"squared hinges (page default)": dict(squared=True),
             "linear hinges": dict(squared=False),

@@ -26,8 +26,8 @@ from bench.esms_unary import baselines  # noqa: E402
 from bench.grounding import machine  # noqa: E402
 from bench.results_file import replace_section  # noqa: E402
 from xcore.data.generators.friends_smokers import friends_smokers_dataset  # noqa: E402
+from xcore.esms.runs import default_settings, held_out_split  # noqa: E402
 from xcore.psl import prediction_metrics  # noqa: E402
-from xcore.psl.runs import default_settings, held_out_split  # noqa: E402
 
 TITLE = "ESMS defaults on a binary unary target (friends_smokers_dataset(600), 5 seeds)"
 

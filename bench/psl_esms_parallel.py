@@ -12,9 +12,9 @@ import time
 import pandas as pd
 
 from xcore.data.generators import lastfm_preset
+from xcore.esms.search import ESMSSearch
+from xcore.esms.validation_split import split_targets
 from xcore.psl.inference import map_inference
-from xcore.psl.search import ESMSSearch
-from xcore.psl.validation_split import split_targets
 from xcore.runtime import limited_threads
 
 

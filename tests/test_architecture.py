@@ -1,7 +1,10 @@
 """Package boundaries of xcore, checked by parsing every module's imports with `ast`.
 
 - a method package (every package the registry names) never imports another method package
-  (shared code lives in xcore.data / xcore.logic / xcore.explain / xcore.runtime);
+  (shared code lives in xcore.data / xcore.logic / xcore.explain / xcore.runtime, and the PSL engine
+  xcore.psl, which method packages may import like xcore.logic);
+- the PSL engine (xcore.psl) imports no method package: ESMS (xcore.esms) is built on it, never the
+  other way round;
 - no module imports an xcore module by a string (`importlib.import_module("xcore...")`,
   `__import__`), which hides an edge from readers and tools; the registry's "module:SPEC" entries are
   the one sanctioned string import (a plugin table read on first use: method packages import the
@@ -36,6 +39,8 @@ def _registry_entries() -> dict[str, str]:
 
 REGISTRY_ENTRIES = _registry_entries()
 METHOD_PACKAGES = tuple(sorted({path.split(":")[0].rpartition(".")[0] for path in REGISTRY_ENTRIES.values()}))
+ENGINES = ("xcore.psl",)
+"""Shared engine layers that method packages may import (and that import no method package)."""
 STRING_IMPORTERS = {"xcore.lazy", "xcore.methods.registry"}
 """Modules whose job is importing by name (the lazy attribute loader and the method registry)."""
 
@@ -106,8 +111,14 @@ def _imports(module: str) -> list[tuple[str, str]]:
 IMPORTS = {m: _imports(m) for m in MODULES}
 
 
+IMPORT_FUNCTIONS = {"import_module", "__import__", "import_optional"}
+"""Functions that import a module named by a string (`import_optional` is xcore's gateway to heavy or optional
+third-party packages, `xcore.optional_deps`: it must never be given an xcore module)."""
+
+
 def _string_imports(module: str) -> list[str]:
-    """xcore modules that `module` imports by a literal string (importlib.import_module, __import__)."""
+    """xcore modules that `module` imports by a literal string (importlib.import_module, __import__,
+    the optional-dependency gateway)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
@@ -116,7 +127,7 @@ def _string_imports(module: str) -> list[str]:
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
         arg = node.args[0].value
-        if name in {"import_module", "__import__"} and isinstance(arg, str) and arg.split(".")[0] == "xcore":
+        if name in IMPORT_FUNCTIONS and isinstance(arg, str) and arg.split(".")[0] == "xcore":
             out.append(arg)
     return out
 
@@ -126,8 +137,9 @@ def _method_package(module: str) -> str | None:
 
 
 def test_modules_found():
-    assert {"xcore.psl.model", "xcore.mln.model", "xcore.plkb.kb", "xcore.runtime"} <= set(MODULES)
-    assert {"xcore.psl", "xcore.mln", "xcore.plkb", "xcore.drm", "xcore.nlil"} <= set(METHOD_PACKAGES)
+    assert {"xcore.psl.model", "xcore.esms.search", "xcore.mln.model", "xcore.plkb.kb", "xcore.runtime"} <= set(MODULES)
+    assert set(METHOD_PACKAGES) == {"xcore.esms", "xcore.mln", "xcore.plkb", "xcore.drm", "xcore.nlil"}
+    assert not set(ENGINES) & set(METHOD_PACKAGES)
 
 
 def test_no_xcore_module_is_imported_by_a_string():
@@ -136,15 +148,64 @@ def test_no_xcore_module_is_imported_by_a_string():
     assert not bad, f"import these statically (or through the registry), so the import graph shows them: {bad}"
 
 
+def test_the_gateway_is_used_and_would_be_flagged_with_an_xcore_name(tmp_path):
+    """`import_optional` calls are seen (so an xcore name given to it would fail the test above)."""
+    uses = [m for m in MODULES if "import_optional(" in MODULES[m].read_text(encoding="utf-8")]
+    assert len(uses) >= 10
+    tree = ast.parse('import_optional("xcore.psl.model")\nimport_optional("sklearn.cluster")\n')
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    flagged = [c.args[0].value for c in calls if c.func.id in IMPORT_FUNCTIONS and c.args[0].value.startswith("xcore")]
+    assert flagged == ["xcore.psl.model"]
+
+
 def test_string_imports_are_found():
-    assert _string_imports("xcore.methods.registry") == [] and REGISTRY_ENTRIES["esms"] == "xcore.psl.method:SPEC"
+    assert _string_imports("xcore.methods.registry") == [] and REGISTRY_ENTRIES["esms"] == "xcore.esms.method:SPEC"
     assert set(METHOD_PACKAGES) == {path.split(":")[0].rpartition(".")[0] for path in REGISTRY_ENTRIES.values()}
+
+
+def test_names_line_up():
+    """Registry key = package = page file = url path = test folder (issue 33 item 2)."""
+    import json
+
+    catalog = json.loads((PACKAGE / "methods" / "catalog.json").read_text(encoding="utf-8"))
+    pages = {key: info["page"] for key, info in catalog.items()}
+    for key, entry in REGISTRY_ENTRIES.items():
+        assert entry == f"xcore.{key}.method:SPEC", entry
+        assert pages[key] == f"app_pages/{key}.py" and (ROOT / pages[key]).exists(), pages[key]
+        assert (ROOT / "tests" / "methods" / key).is_dir(), key
 
 
 def test_no_method_package_imports_another():
     bad = sorted({(m, t) for m, imps in IMPORTS.items() for t, _ in imps
                   if _method_package(m) and _method_package(t) and _method_package(m) != _method_package(t)})
     assert not bad, f"method packages import each other (move the shared code to xcore.data/logic): {bad}"
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _string_constants(module: str) -> set[str]:
+    """Every string literal of `module` (the lazy-export tables name modules this way)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def test_engines_import_no_method_package():
+    bad = sorted({(m, t) for m, imps in IMPORTS.items() for t, _ in imps
+                  if any(_in(m, e) for e in ENGINES) and _method_package(t)})
+    assert not bad, f"the PSL engine imports a method package (move the code to the method): {bad}"
+
+
+def test_psl_engine_never_imports_esms():
+    """Neither by an import statement nor by a lazy name (`xcore.lazy` tables are strings)."""
+    engine = [m for m in MODULES if _in(m, "xcore.psl")]
+    assert len(engine) >= 10
+    bad = [(m, t) for m in engine for t, _ in IMPORTS[m] if _in(t, "xcore.esms")]
+    bad += [(m, c) for m in engine for c in _string_constants(m) if _in(c.split(":")[0], "xcore.esms")]
+    assert not bad, f"xcore.psl must not import xcore.esms: {bad}"
+    assert any(_in(t, "xcore.psl") for m in MODULES if _in(m, "xcore.esms") for t, _ in IMPORTS[m])
+    assert "xcore.psl.model" in _string_constants("xcore.psl")  # the lazy table is seen
 
 
 def test_no_private_name_imported_across_modules():
@@ -205,15 +266,19 @@ def test_no_import_cycles():
 
 @pytest.mark.slow
 def test_compute_packages_import_without_streamlit():
-    code = ("import sys\nimport xcore.data, xcore.logic, xcore.explain, xcore.viz, xcore.psl, xcore.runtime\n"
+    code = ("import sys\nimport xcore.data, xcore.logic, xcore.explain, xcore.viz, xcore.psl, xcore.esms, xcore.runtime\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 
 
+MOVED_TO_ESMS = ("settings", "estimator", "runs", "method", "search", "templates", "candidate_scoring", "sweep",
+                 "validation_split", "split_sizes", "verify", "stability", "data_reading", "rule_preparation",
+                 "explainers", "explainers.ground_rules")
+"""ESMS's modules, moved from the PSL engine's package to xcore.esms (issue 33: names line up)."""
 SHIMS_GONE = ("xcore.mln.citation", "xcore.psl.cora", "xcore.psl.workflow", "xcore.plkb.synthetic",
-              "xcore.plkb.datasets", "xcore.plkb.workflow")
+              "xcore.plkb.datasets", "xcore.plkb.workflow", *(f"xcore.psl.{m}" for m in MOVED_TO_ESMS))
 """Modules that only re-exported moved names for old import paths (issue 33: shims go)."""
 
 
@@ -223,6 +288,8 @@ def test_old_shim_modules_are_gone():
     for old in SHIMS_GONE:
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
+    for new in MOVED_TO_ESMS:
+        assert f"xcore.esms.{new}" in MODULES
 
 
 RUNTIME_GRAPH = r"""

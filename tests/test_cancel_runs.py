@@ -8,8 +8,8 @@ import pytest
 
 from xcore.data.samples import load_sample
 from xcore.errors import Cancelled, XcoreError
+from xcore.esms.settings import ESMSSettings
 from xcore.methods import RunCache, run_key, run_method
-from xcore.psl.settings import ESMSSettings
 from xcore.runtime import BackgroundJob, cancellable
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from code_shape import function_imports, long_files, long_functions
 
-MAX_FUNCTION_IMPORTS = 67
-"""Today's count (the issue's goal is 40): lower it as imports move to module level, never raise it."""
+MAX_FUNCTION_IMPORTS = 29
+"""Today's count (the issue's goal is 40; heavy third-party packages go through `xcore.optional_deps`):
+lower it as imports move to module level, never raise it."""
 
 
 def test_no_file_over_400_lines():

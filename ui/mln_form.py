@@ -1,4 +1,4 @@
-"""The Markov-logic page's settings (`app_pages/iexplain.py`): the generated form's layout, the query
+"""The Markov-logic page's settings (`app_pages/mln.py`): the generated form's layout, the query
 predicates it offers, the rule editor (the data's starting rules, edits kept across navigation) and the
 sidebar's annotation upload.
 

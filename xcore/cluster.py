@@ -27,6 +27,7 @@ from concurrent.futures import CancelledError, Executor, ProcessPoolExecutor, Th
 from typing import Any, Callable, Sequence
 
 from xcore.errors import ConfigError, XcoreError
+from xcore.optional_deps import import_optional
 from xcore.runtime import limited_threads
 
 Tick = Callable[[int], None]
@@ -45,32 +46,26 @@ def connect(address: str, timeout: float = 10.0):
     address = (address or "").strip()
     if not address:
         raise ConfigError("no Dask scheduler address given (leave it empty to run locally)")
+    distributed = import_optional("distributed", "a Dask cluster")  # optional extra: only when asked for
     try:
-        from distributed import Client  # Dask is an optional extra: only when a cluster is asked for
-    except ImportError:
-        raise ConfigError("Dask is not installed: pip install -e \".[dask]\" (or pip install 'dask[distributed]')") from None
-    try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        return distributed.Client(address, timeout=timeout, set_as_default=False)
     except Exception as e:  # noqa: BLE001 - OSError, TimeoutError, ValueError, CommClosedError...
         raise ConfigError(f"cannot connect to the Dask scheduler at {address!r}: {type(e).__name__}: {e}") from None
 
 
 def _dask_errors():
     """Exceptions meaning "the cluster lost this task or its input" (retry), not "the task failed"."""
-    from distributed import KilledWorker  # Dask (optional): only once a Dask client is in use
-
-    errors: list[type] = [CancelledError, KilledWorker]
-    try:
-        from distributed.client import FutureCancelledError  # newer distributed
-        errors.append(FutureCancelledError)
-    except ImportError:  # pragma: no cover - older distributed
-        pass
+    distributed = import_optional("distributed", "a Dask cluster")  # optional extra, in use once a client is
+    errors: list[type] = [CancelledError, distributed.KilledWorker]
+    future_cancelled = getattr(import_optional("distributed.client"), "FutureCancelledError", None)  # newer distributed
+    if future_cancelled is not None:
+        errors.append(future_cancelled)
     return tuple(errors)
 
 
 def _map_dask(client, fn: Callable, shared: Any, tasks: Sequence, tick: Tick, attempts: int) -> list:
     """Map `fn` over `tasks` on a Dask client, retrying tasks the cluster lost, up to `attempts` rounds."""
-    from distributed import as_completed  # Dask (optional): only once a Dask client is in use
+    as_completed = import_optional("distributed", "a Dask cluster").as_completed  # optional extra, client in use
 
     lost_errors = _dask_errors()
     out: list = [None] * len(tasks)

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from xcore.errors import Cancelled, ConfigError
+from xcore.optional_deps import import_optional
 
 T = TypeVar("T")
 
@@ -154,24 +155,18 @@ def limited_threads(n: int = 1) -> Iterator[None]:
     machine L-BFGS-B ran about 60x slower with them (see bench/psl_esms_parallel.py).
     A no-op without threadpoolctl (which ships with scikit-learn).
     """
-    try:
-        from threadpoolctl import threadpool_limits  # an optional dependency of scikit-learn: only to cap threads
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        yield
-        return
-    try:  # threadpoolctl limits the libraries loaded when the block starts: load scipy's BLAS first,
-        import scipy.linalg  # noqa: F401  (solvers imported lazily inside the block would spin it)
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        pass
-    with threadpool_limits(limits=n):
+    threadpoolctl = import_optional("threadpoolctl")  # start-up: loaded when threads are first capped
+    # threadpoolctl limits the libraries loaded when the block starts: load scipy's BLAS first
+    # (solvers imported lazily inside the block would spin it)
+    import_optional("scipy.linalg")
+    with threadpoolctl.threadpool_limits(limits=n):
         yield
 
 
 @contextmanager
 def torch_threads(n: int) -> Iterator[None]:
     """Set torch's intra-op thread count to `n` inside the block and restore the previous value."""
-    import torch  # heavy: only where a method runs torch
-
+    torch = import_optional("torch")  # heavy: only where a method runs torch
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -192,8 +187,7 @@ def new_highs(threads: int = 1) -> Any:
     made, before any option can be set; that first one is made with fd 1 on /dev/null, so the
     banner never mixes into a command's output (``xcore run``, ``python -m xcore.psl``).
     """
-    import highspy  # heavy: only where a method solves a linear program
-
+    highspy = import_optional("highspy")  # heavy: only where a method solves a linear program
     with _HIGHS_LOCK:
         if _HIGHS_BANNER_DONE:
             h = highspy.Highs()
@@ -277,8 +271,7 @@ def new_duckdb(threads: int | None = None) -> Any:
     """An in-memory DuckDB whose memory is bounded (`duckdb_memory_limit`) and which spills to its own
     temporary folder (bounded by `DUCKDB_SPILL_ENV`, default twice the memory) instead of the
     working directory's ``.tmp``; DuckDB removes the folder when the database closes."""
-    import duckdb  # heavy: only where a method grounds in DuckDB
-
+    duckdb = import_optional("duckdb")  # heavy: only where a method grounds in DuckDB
     memory = duckdb_memory_limit()
     spill_text = os.environ.get(DUCKDB_SPILL_ENV, "").strip()
     spill = parse_bytes(spill_text, DUCKDB_SPILL_ENV) if spill_text else 2 * memory

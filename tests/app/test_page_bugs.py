@@ -49,7 +49,7 @@ def test_2_two_uploads_with_one_name_and_size_get_their_own_model():
 
 def test_3_unticking_an_explainable_flag_gives_a_new_run():
     ds = load_sample("friends_smokers")
-    at = page("iexplain", ds)
+    at = page("mln", ds)
     click(at, "mln_run")
     before = list(at.session_state["_runs"].values())[-1]
     assert all(it.explainable for e in before.explanations["mln:m-explain"] for it in e.items)
@@ -65,7 +65,7 @@ def test_3_unticking_an_explainable_flag_gives_a_new_run():
 
 
 def test_4_friends_and_smokers_explanations_are_drawn():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     click(at, "mln_run")
     titles = " ".join(chart_titles(at))
     assert "Top relational formulas" in titles  # friends(x, y) is the data's link predicate
@@ -123,7 +123,7 @@ def test_8_switching_data_hides_the_previous_results_and_the_demo_resets_setting
     run = list(at.session_state["_runs"].values())[-1]
     assert run.settings.iterations == 20 and run.settings.gamma == 0.5 and run.settings.block == "rated"
     assert run.metrics["mep@1"] > 0
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     click(at, "mln_run")
     assert any(t.startswith("smokes(") for t in shown_targets(at))
     at.session_state["dataset"] = load_sample("reviews_demo")

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from xcore.cli import main as cli_main
 from xcore.data.samples import load_sample
+from xcore.esms.settings import ESMSSettings
 from xcore.methods import REGISTRY
-from xcore.psl.settings import ESMSSettings
 from xcore.report import report_html
 
 pytestmark = pytest.mark.xdist_group("app")
@@ -42,9 +42,9 @@ def limits(settings_type, name: str) -> tuple[float | None, float | None]:
 
 @pytest.mark.parametrize("name, sample", [("esms", "lastfm_demo"), ("nlil", "trains_michalski10"),
                                           ("plkb", "titanic_like"), ("drm", "trains_michalski10"),
-                                          ("iexplain", "reviews_demo")])
+                                          ("mln", "reviews_demo")])
 def test_widget_ranges_equal_the_settings_limits(name, sample):
-    method = {"iexplain": "mln"}.get(name, name)
+    method = name
     settings_type = REGISTRY[method].settings_type
     at = page(name, load_sample(sample))
     widgets = number_widgets(at)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.xdist_group("app")
 CASES = {
     "esms": ("lastfm_demo", "esms_run_btn", "Predicted against true values"),
     "plkb": ("titanic_like", "plkb_train", "Confusion matrix"),
-    "iexplain": ("friends_smokers", "mln_run", "Calibration"),
+    "mln": ("friends_smokers", "mln_run", "Calibration"),
 }
 
 
@@ -57,7 +57,7 @@ def test_classifier_shapley_values_show_a_waterfall_to_the_prediction():
 
 
 def test_iexplain_panel_labels_coalition_estimates_and_refuses_empty_rules():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     click(at, "mln_run")
     heads = [m.value for m in at.markdown if m.value.startswith("**I-Explain**")]
     assert heads and ("coalition estimate" in heads[0] or "prediction" in heads[0])

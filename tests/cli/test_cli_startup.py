@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "sklearn", "scipy", "duckdb", "streamlit", "pandas", "pydantic", "numpy")
 """Not one of these may be imported to list methods or print help (the issue names the first five;
 pandas, pydantic and numpy cost most of the rest)."""
-METHOD_PACKAGES = ("xcore.psl", "xcore.mln", "xcore.plkb", "xcore.drm", "xcore.nlil")
+METHOD_PACKAGES = ("xcore.esms", "xcore.psl", "xcore.mln", "xcore.plkb", "xcore.drm", "xcore.nlil")
 
 PROBE = r"""
 import io, json, sys

@@ -11,10 +11,10 @@ import pytest
 
 import xcore.cli as cli
 from xcore.errors import ConfigError
+from xcore.esms.settings import ESMSSettings
 from xcore.methods import REGISTRY
 from xcore.mln.settings import MLNSettings
 from xcore.plkb.settings import PLKBSettings
-from xcore.psl.settings import ESMSSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

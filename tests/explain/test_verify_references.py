@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from xcore.esms.verify import value_without
 from xcore.mln.exact import exact
 from xcore.mln.importance import formula_direction
 from xcore.mln.synthetic import random_ground_mln
 from xcore.mln.verify import exact_without, reweighted_without
 from xcore.psl.inference import map_qp
 from xcore.psl.program import HingeProgram
-from xcore.psl.verify import value_without
 
 
 def brute_change(mln, atom, clause):

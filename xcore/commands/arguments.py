@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from xcore.errors import ConfigError, DataError
 from xcore.methods.catalog import is_optional_field, is_tuple_field
+from xcore.optional_deps import import_optional
 
 NONE_WORDS = {"", "none", "null", "~"}
 
@@ -35,7 +36,7 @@ def parse_set(pairs: Sequence[str], settings_type: type) -> dict[str, Any]:
 
 def read_config(path: str) -> dict[str, Any]:
     """A YAML mapping of settings (yaml.safe_load); problems are `DataError`s naming file and line."""
-    import yaml  # about 0.1 s: only when a settings file is given, so --help and argument errors stay light
+    yaml = import_optional("yaml")  # about 0.1 s: only with a settings file, so --help and argument errors stay light
 
     p = Path(path)
     try:

@@ -6,6 +6,8 @@ import shutil
 import sys
 from typing import Any, TextIO
 
+from xcore.optional_deps import import_optional
+
 
 class StderrProgress:
     """A progress callback for stderr: a tqdm bar (rate, ETA) on a terminal, plain lines otherwise,
@@ -41,9 +43,7 @@ class StderrProgress:
     def _draw(self, fraction: float, message: str) -> None:
         """Move the terminal bar to `fraction`, its description to `message`."""
         if self._bar is None:
-            # tqdm: only a terminal run draws a bar, so listing and --help stay light
-            from tqdm import tqdm
-
+            tqdm = import_optional("tqdm").tqdm  # only a terminal run draws a bar: listing and --help stay light
             # the terminal's size, with a fallback where it reports none (a fresh pty says 0 x 0, and tqdm
             # then hides a bar whose row is outside the screen); width capped for readability
             size = shutil.get_terminal_size((self.width + 80, 24))

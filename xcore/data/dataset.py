@@ -12,6 +12,7 @@ import pandas as pd
 from xcore.data.schema import PARTITIONS, Predicate, Schema
 from xcore.data.table_checks import PROVENANCE_COLUMNS, normalise_tables
 from xcore.errors import DataError
+from xcore.optional_deps import import_optional
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -187,9 +188,7 @@ class RelationalDataset:
         type) becomes one hub node (``kind="type"``) joined to each of them instead of a clique, so
         wide tables draw as a star rather than a hairball.
         """
-        import networkx as nx  # only the predicate graph needs it (0.2 s to import)
-
-        g = nx.Graph()
+        g = import_optional("networkx").Graph()  # start-up: only the predicate graph needs networkx (0.2 s)
         preds = list(self.schema)
         for p in preds:
             g.add_node(p.name, arity=p.arity, closed=p.closed, explainable=p.explainable, kind="predicate",

@@ -24,6 +24,7 @@ import pandas as pd
 from xcore.data.predictions import class_text, predictions_from_rows
 from xcore.errors import DataError, XcoreError
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
+from xcore.optional_deps import import_optional
 
 if TYPE_CHECKING:
     from xcore.data.dataset import RelationalDataset
@@ -49,11 +50,7 @@ SHAP_SCORE = ScoreSpec(
 
 
 def _onnxruntime():
-    try:
-        import onnxruntime as ort  # an optional extra, about 0.3 s: only when a model file is read
-    except ImportError:  # pragma: no cover - an optional extra
-        raise XcoreError("reading ONNX models needs onnxruntime: pip install -e '.[onnx]'") from None
-    return ort
+    return import_optional("onnxruntime", "reading ONNX models")  # optional extra, 0.3 s: only when a model is read
 
 
 def check_model_file(name: str, data: bytes) -> None:
@@ -195,11 +192,8 @@ class OnnxTableModel:
         return exact_shapley(lambda frame: self.proba_of(frame, cls), row, background, self.columns)
 
     def _kernel_shap(self, row: pd.DataFrame, background: pd.DataFrame, cls: str | None) -> np.ndarray:
-        try:
-            import shap  # an optional extra with numba: only for the Kernel SHAP reference
-        except ImportError:  # pragma: no cover
-            raise XcoreError(f"more than {EXACT_FEATURES} features: SHAP values need shap (pip install -e "
-                             "'.[explain]')") from None
+        # an optional extra with numba: only for the Kernel SHAP reference
+        shap = import_optional("shap", f"SHAP values of more than {EXACT_FEATURES} features")
         cols = self.columns
         if not all(pd.api.types.is_numeric_dtype(background[c]) for c in cols):
             raise XcoreError(f"more than {EXACT_FEATURES} features with text columns: exact Shapley values are "

@@ -69,7 +69,7 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
                           f"got {type(settings).__name__}", field="settings")
     user = getattr(dataset, "user_predictions", None)
     if user is not None:  # the labels are a user's model's outputs: a surrogate run, fidelity reported
-        from xcore.methods.surrogate import check_surrogate  # pandas: only for a surrogate run
+        from xcore.methods.surrogate import attach_fidelity, check_surrogate  # pandas: only for a surrogate run
 
         check_surrogate(spec)
 
@@ -84,8 +84,6 @@ def run_method(method: str, dataset: RelationalDataset, settings: Settings | Non
                 fits.put(fit_key, run.model)
             validate_run(run, dict(spec.explainer_objects()))
             if user is not None:
-                from xcore.methods.surrogate import attach_fidelity  # pandas: only for a surrogate run
-
                 attach_fidelity(run, user)
             if progress is not None:
                 progress(1.0, "done")  # every method ends at 100%, whatever its last stage reported

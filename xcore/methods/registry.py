@@ -13,7 +13,7 @@ from typing import Any, Iterator, Mapping
 from xcore.errors import ConfigError
 
 _ENTRIES: dict[str, str] = {
-    "esms": "xcore.psl.method:SPEC",
+    "esms": "xcore.esms.method:SPEC",
     "mln": "xcore.mln.method:SPEC",
     "plkb": "xcore.plkb.method:SPEC",
     "drm": "xcore.drm.method:SPEC",

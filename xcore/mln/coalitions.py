@@ -40,6 +40,7 @@ from xcore.mln.importance import conditional_expectations, importance
 from xcore.mln.mcsat import run_sampler
 from xcore.mln.network import GroundMLN
 from xcore.mln.network_index import NetworkIndex
+from xcore.optional_deps import import_optional
 from xcore.runtime import Progress
 
 INFERENCE_METHODS: tuple[str, ...] = ("gibbs", "exact", "auto")
@@ -56,8 +57,7 @@ def n_clusters_for(C: float, n_objects: int) -> int:
 def cluster_objects(vectors: np.ndarray, C: float, seed: int = 0, n_init: int = 4) -> np.ndarray:
     """Cluster label (0..k-1) of each row of `vectors`: k-means (seeded) into
     ``max(1, round(C * n))`` clusters; with k = n every object is its own cluster."""
-    from sklearn.cluster import KMeans  # heavy: loaded only when objects are clustered
-
+    KMeans = import_optional("sklearn.cluster").KMeans  # heavy: loaded only when objects are clustered
     vectors = np.asarray(vectors, dtype=np.float64)
     n = len(vectors)
     k = n_clusters_for(C, n)

@@ -37,6 +37,7 @@ from xcore.errors import XcoreError
 from xcore.logic.ast import Constant
 from xcore.logic.atoms import AtomStore
 from xcore.logic.grounding import GroundProgram
+from xcore.optional_deps import import_optional
 from xcore.runtime import Progress, throttled, torch_threads
 
 CONTEXTS: tuple[str, ...] = ("body", "satisfied", "all")
@@ -146,7 +147,7 @@ def _train_skipgram(centre: np.ndarray, context: np.ndarray, n_vocab: int, dim: 
                     negatives: int, batch_size: int, lr: float, seed: int,
                     tick: Progress | None = None) -> tuple[np.ndarray, list[float]]:
     """Skip-gram with negative sampling; returns the (n_vocab, dim) input embeddings and losses."""
-    import torch  # heavy: loaded only when embeddings are trained
+    torch = import_optional("torch")  # heavy: loaded only when embeddings are trained
 
 
     with torch_threads(1):  # tiny dense ops: thread start-up costs more than it saves (~10x here)

@@ -47,6 +47,7 @@ from xcore.mln.coalition_tables import TABLE_KEYS, check_fraction, check_int, ne
 from xcore.mln.coalitions import Coalition, cluster_objects, cut_coalition, sample_objects
 from xcore.mln.embeddings import CONTEXTS, ObjectEmbedding, embed_objects
 from xcore.mln.network_index import NetworkIndex, build_index
+from xcore.optional_deps import import_optional
 from xcore.runtime import Progress, scaled
 
 
@@ -150,8 +151,7 @@ class IExplainer(CoalitionExplainer):
 
     def _borrow(self, coalition: Coalition, table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Add borrowed lists for the queries outside the coalition (see the module docstring)."""
-        from sklearn.neighbors import NearestNeighbors  # heavy: loaded only when lists are borrowed
-
+        NearestNeighbors = import_optional("sklearn.neighbors").NearestNeighbors  # heavy: only when lists are borrowed
         index = self.index_
         n = index.mln.n_atoms
         member = np.zeros(n, dtype=bool)

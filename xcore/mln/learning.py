@@ -25,6 +25,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
+from sklearn.linear_model import LogisticRegression  # loaded with the method anyway (word_baselines, runs)
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
@@ -248,8 +249,6 @@ def linear_word_weights(rules: Sequence[Rule], dataset: RelationalDataset, targe
                         word_predicate: str = "has_word", C: float = 1.0, seed: int = 0) -> dict[int, float]:
     """Rule index -> weight of each word rule from an L2 logistic regression (inverse strength `C`)
     on the bag of words of the training items (observed `target` rows)."""
-    from sklearn.linear_model import LogisticRegression  # heavy: loaded only for linear+pll learning
-
 
     spec = word_rule_words(rules, target, word_predicate)
     if not spec:

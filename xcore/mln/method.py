@@ -13,7 +13,7 @@ from xcore.mln.settings import MLNSettings
 SPEC = MethodSpec(
     key="mln", title="I-Explain — Markov logic", settings_type=MLNSettings, explainers=tuple(EXPLAINERS),
     run=run, applicable=applicable, default_settings=default_settings, sample="reviews_demo",
-    page="app_pages/iexplain.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
+    page="app_pages/mln.py", icon=":material/hub:", estimator_type=MLNEstimator, explainer_map=EXPLAINERS,
     explainer_aliases=ALIASES,
     paper="Al Farabi, Sarkhel, Dey & Venugopal, Interpretable Explanations for Probabilistic Inference in "
           "Markov Logic (2021)")

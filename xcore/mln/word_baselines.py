@@ -28,7 +28,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
@@ -207,8 +207,6 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float = 1
 
     scikit-learn's `Ridge` with `sample_weight` (exact Cholesky solve); R^2 is 1 when `y` is constant.
     """
-    from sklearn.linear_model import Ridge  # heavy: loaded only when LIME runs
-
     w = np.asarray(w, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     model = Ridge(alpha=alpha, solver="cholesky").fit(X, y, sample_weight=w)

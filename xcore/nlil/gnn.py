@@ -15,15 +15,11 @@ from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
 from xcore.nlil.graph import KB, Queries, kb_from_dataset, queries
 from xcore.nlil.model import one_thread
+from xcore.optional_deps import import_optional
 
 
 def _pyg():
-    try:
-        import torch_geometric  # noqa: F401 - heavy (torch_geometric): only the GCN mode loads it
-        from torch_geometric.nn import GCNConv  # heavy (torch_geometric), as above
-    except ImportError as e:  # pragma: no cover - a declared dependency
-        raise XcoreError("the GCN mode needs torch-geometric (pip install 'torch-geometric>=2.6,<3')") from e
-    return GCNConv
+    return import_optional("torch_geometric.nn", "the GCN mode").GCNConv  # heavy: only the GCN mode loads it
 
 
 @dataclass
@@ -129,9 +125,8 @@ def characterization(fid_plus: float, fid_minus: float, w_plus: float = 0.5, w_m
 def gnnexplainer_soft(model: GCN, g: GraphTensors, nodes: np.ndarray, epochs: int = 100,
                       seed: int = 0) -> list[torch.Tensor]:
     """GNNExplainer's (`torch_geometric.explain`) soft edge mask for each node, seeded."""
-    from torch_geometric.explain import Explainer, GNNExplainer  # heavy (torch_geometric): GCN mode only
-
-    explainer = Explainer(model=model, algorithm=GNNExplainer(epochs=epochs), explanation_type="model",
+    pyg_explain = import_optional("torch_geometric.explain")  # heavy (torch_geometric): GCN mode only
+    explainer = pyg_explain.Explainer(model=model, algorithm=pyg_explain.GNNExplainer(epochs=epochs), explanation_type="model",
                           edge_mask_type="object", node_mask_type=None,
                           model_config=dict(mode="binary_classification", task_level="node", return_type="raw"))
     out = []

@@ -21,6 +21,7 @@ import torch
 from xcore.nlil.graph import KB, Operators, Queries
 from xcore.nlil.model import NLIL, train
 from xcore.nlil.rules import Or, Rule, fires, quality
+from xcore.optional_deps import import_optional
 from xcore.runtime import Progress, scaled
 
 
@@ -154,8 +155,7 @@ def _initial(emb: np.ndarray, q: Queries, kb: KB, ops: Operators, cfg: Config) -
         for c, t in enumerate(common):
             out[top == t] = c
         return out
-    from sklearn.cluster import KMeans  # heavy (sklearn): only k-means initialisation needs it
-
+    KMeans = import_optional("sklearn.cluster").KMeans  # heavy (sklearn): only k-means initialisation needs it
     k = min(k, len(np.unique(emb, axis=0)))
     return KMeans(n_clusters=max(k, 1), n_init=10, random_state=cfg.seed).fit_predict(emb)
 

@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 from xcore.plkb.encoding import one_hot
 from xcore.plkb.explain import top_k, topk_agreement
 
@@ -23,11 +24,7 @@ SHAP_MODELS = ("gbt", "rf")
 
 def _require_shap():
     """The optional `shap` package, imported on first use (it takes seconds; only the SHAP comparison needs it)."""
-    try:
-        import shap  # optional and slow to import: loaded only for the SHAP comparison
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise XcoreError("SHAP comparison needs the optional 'shap' package: pip install 'xcore[explain]'") from None
-    return shap
+    return import_optional("shap", "the SHAP comparison")  # optional and slow to import
 
 
 class ShapBaseline:

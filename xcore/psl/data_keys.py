@@ -1,4 +1,4 @@
-"""What identifies ESMS's training data and whose labels it learns from: the fingerprint, the scored
+"""What identifies the data PPLL weights are learned on and whose labels: the fingerprint, the scored
 target's labels and the thread-safe PPLL weight cache keyed by both."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from xcore.data.schema import PARTITIONS
 from xcore.errors import XcoreError
 from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
-from xcore.psl.templates import rule_key
+from xcore.logic.rule_identity import rule_key
 
 
 # ---------------------------------------------------------------------- data identity

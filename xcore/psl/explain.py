@@ -1,4 +1,5 @@
-"""ESMS explanations: the ground rules containing a target atom, ranked by |w * dphi/dy_i| at MAP.
+"""Ground-rule explanations of a PSL model (ESMS shows them): the ground rules containing a target atom, ranked
+by |w * dphi/dy_i| at MAP.
 
 For target Y_i, its explanations G_i are the ground rules j with Y_i in them; ground rule j scores
 ``f_ji = |w_j * d phi_j / d y_i|`` at the MAP state: ``w_j |A_ji|`` for a violated linear hinge,

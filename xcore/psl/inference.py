@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 from xcore.psl.admm import map_admm
 from xcore.psl.lbfgsb import minimize_lbfgsb  # scipy's L-BFGS-B, loaded on first use without scipy.optimize
 from xcore.psl.map_problem import MAPResult, box_bounds, start_state
@@ -176,7 +177,7 @@ def map_auglag(prog: HingeProgram, bounds3: tuple[np.ndarray, np.ndarray, np.nda
 
 def map_qp(prog: HingeProgram) -> MAPResult:
     """The MAP problem as a QP in HiGHS: min sum w s (+ w s^2) s.t. s >= A y + b, s >= 0, C y + d <= 0."""
-    import highspy  # start-up: HiGHS loads only when the QP solver is used
+    highspy = import_optional("highspy")  # start-up: HiGHS loads only when the QP solver is used
 
     t0 = time.perf_counter()
     n, m = prog.n_atoms, prog.n_potentials

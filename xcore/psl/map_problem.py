@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 from xcore.psl.program import HingeProgram
 from xcore.runtime import new_highs
 
@@ -74,7 +75,7 @@ def hard_violation(prog: HingeProgram, y: np.ndarray) -> float:
 
 def check_hard_feasible(prog: HingeProgram) -> None:
     """Raise when no state in [0, 1] holds every hard constraint (a HiGHS feasibility LP)."""
-    import highspy  # start-up: HiGHS loads only for programs with hard rules
+    highspy = import_optional("highspy")  # start-up: HiGHS loads only for programs with hard rules
 
     n, C = prog.n_atoms, prog.C.tocsc()
     h = new_highs()

@@ -30,12 +30,12 @@ from xcore.logic.grounding import DEFAULT_LIMIT, GroundProgram, ground
 from xcore.logic.parser import parse_rules
 from xcore.psl.data_keys import PPLLCache, dataset_fingerprint, ppll_data_key, target_labels
 from xcore.psl.explain import explain_targets, explanation_frame
+from xcore.psl.explainable_rules import is_alpha_explainable
 from xcore.psl.inference import map_inference
 from xcore.psl.map_problem import MAPResult
 from xcore.psl.program import HingeProgram
 from xcore.psl.rule_forms import RuleForm, assemble_program, check_constant_hard_rows, hinge_rows, rule_form
 from xcore.psl.scores import prediction_metrics
-from xcore.psl.templates import is_alpha_explainable
 from xcore.psl.weight_learning import learn_weights
 from xcore.runtime import Progress, limited_threads
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 
 ERROR_METRICS: tuple[str, ...] = ("mse", "rmse", "mae")
 """Metrics where lower is better (continuous targets)."""
@@ -28,10 +29,9 @@ def prediction_metrics(prediction: np.ndarray, truth: np.ndarray) -> dict[str, f
     binary = np.all((t == 0) | (t == 1))
     if binary and 0 < t.sum() < len(t):
         # start-up: scikit-learn is heavy and the PSL command scores continuous targets without it
-        from sklearn.metrics import average_precision_score, roc_auc_score
-
-        out["aupr"] = float(average_precision_score(t, p))
-        out["auroc"] = float(roc_auc_score(t, p))
+        metrics = import_optional("sklearn.metrics")
+        out["aupr"] = float(metrics.average_precision_score(t, p))
+        out["auroc"] = float(metrics.roc_auc_score(t, p))
     else:
         out["aupr"] = out["auroc"] = np.nan
     return out

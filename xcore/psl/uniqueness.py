@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from xcore.optional_deps import import_optional
 from xcore.psl.program import HingeProgram
 from xcore.runtime import new_highs
 
@@ -59,7 +60,7 @@ class OptimumSpread:
 
 def optimum_spread(prog: HingeProgram, y: np.ndarray, tol: float = 1e-4, seed: int = 0) -> OptimumSpread:
     """Check whether `y` (a MAP state of `prog`) is the only optimum; see the module docstring."""
-    import highspy  # start-up: HiGHS loads only when the uniqueness check runs
+    highspy = import_optional("highspy")  # start-up: HiGHS loads only when the uniqueness check runs
 
     n, m = prog.n_atoms, prog.n_potentials
     y = np.asarray(y, dtype=np.float64)

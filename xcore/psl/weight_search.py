@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from xcore.errors import ConfigError
+from xcore.optional_deps import import_optional
 from xcore.psl.inference import map_inference
 
 SEARCH_METHODS = ("GridSearch", "RandomGridSearch", "GuidedRandomGridSearch")
@@ -106,17 +107,16 @@ class Evaluator:
         return self._categorical(store, cols, pred, truth)
 
     def _auc(self, pred: np.ndarray, truth: np.ndarray) -> float:
-        from sklearn.metrics import average_precision_score, roc_auc_score  # start-up: scikit-learn is heavy
-
+        metrics = import_optional("sklearn.metrics")  # start-up: scikit-learn is heavy
         thr = float(_option(self.options, "aucevaluator.threshold", 0.5))
         pos = truth >= thr
         if pos.all() or not pos.any():
             return 0.0
         if self.representative == "AUROC":
-            return float(roc_auc_score(pos, pred))
+            return float(metrics.roc_auc_score(pos, pred))
         if self.representative == "POSITIVE_AUPRC":
-            return float(average_precision_score(pos, pred))
-        return float(average_precision_score(~pos, -pred))
+            return float(metrics.average_precision_score(pos, pred))
+        return float(metrics.average_precision_score(~pos, -pred))
 
     def _discrete(self, pred: np.ndarray, truth: np.ndarray) -> float:
         thr = float(_option(self.options, "discreteevaluator.threshold", 0.5))

@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 from xcore.study.definition import Study
 
 ALL = "(all ratings)"
@@ -102,7 +103,7 @@ def rank_biserial_paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
 def holm(p: np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (statsmodels' `multipletests`)."""
     # statsmodels costs about a fifth of scipy.stats again: only when an analysis is run
-    from statsmodels.stats.multitest import multipletests
+    multipletests = import_optional("statsmodels.stats.multitest").multipletests
 
     p = np.asarray(p, dtype=float)
     return p if p.size == 0 else multipletests(p, method="holm")[1]

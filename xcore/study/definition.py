@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from xcore.errors import ConfigError, XcoreError
 from xcore.explain.types import ExplanationError, loads_strict
 from xcore.methods.base import config_error
+from xcore.optional_deps import import_optional
 
 STUDY_FORMAT = "xcore.study"
 STUDY_VERSION = 1
@@ -117,7 +118,7 @@ def published_graphs() -> Iterator[None]:
 def plotly_figure_json(text: str) -> str:
     """`text` when it is a Plotly figure as JSON (an object with a list of traces, every property valid);
     ValueError otherwise, naming the first problem."""
-    import plotly.io as pio  # plotly: only when a definition carries a figure (xcore.study stays light without)
+    pio = import_optional("plotly.io")  # plotly: only when a definition carries a figure (xcore.study stays light)
 
     try:
         data = json.loads(text)

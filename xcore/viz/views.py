@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from xcore.explain.render import short_numbers
 from xcore.explain.types import Explanation
 from xcore.methods.baselines import baseline_table  # noqa: F401  (re-exported: the pages' import path)
+from xcore.optional_deps import import_optional
 from xcore.viz import theme
 from xcore.viz.common import FigureInputError, empty_figure, fmt, styled, truncate
 
@@ -142,10 +143,9 @@ def prediction_kind(predictions: pd.DataFrame) -> str:
 
 def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None = "Confusion matrix") -> go.Figure:
     """Counts of (true class, predicted class), with the share of each true class on hover."""
-    from sklearn.metrics import confusion_matrix  # sklearn: only when a run's quality figures are drawn
-
     labels = sorted(set(map(str, truth)) | set(map(str, prediction)))
-    m = confusion_matrix(truth.astype(str), prediction.astype(str), labels=labels)
+    # sklearn: only when a run's quality figures are drawn (the pages import xcore.viz without it)
+    m = import_optional("sklearn.metrics").confusion_matrix(truth.astype(str), prediction.astype(str), labels=labels)
     share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
     fig = go.Figure(go.Heatmap(
         z=m, x=[f"predicted {c}" for c in labels], y=[f"true {c}" for c in labels], colorscale="Blues",
@@ -157,16 +157,14 @@ def confusion_figure(truth: pd.Series, prediction: pd.Series, title: str | None 
 
 def roc_pr_figure(truth: np.ndarray, score: np.ndarray, title: str | None = "ROC and precision-recall") -> go.Figure:
     """ROC curve (with AUC) and precision-recall curve (with average precision) side by side."""
-    # sklearn: only when a run's quality figures are drawn (the pages import xcore.viz without it)
-    from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
-
+    metrics = import_optional("sklearn.metrics")  # sklearn: only when a run's quality figures are drawn
     truth = np.asarray(truth, dtype=bool)
     score = np.asarray(score, dtype=float)
     if truth.all() or not truth.any():
         return empty_figure("ROC and precision-recall need both classes among the truths", title)
-    fpr, tpr, _ = roc_curve(truth, score)
-    prec, rec, _ = precision_recall_curve(truth, score)
-    auc, ap = roc_auc_score(truth, score), average_precision_score(truth, score)
+    fpr, tpr, _ = metrics.roc_curve(truth, score)
+    prec, rec, _ = metrics.precision_recall_curve(truth, score)
+    auc, ap = metrics.roc_auc_score(truth, score), metrics.average_precision_score(truth, score)
     fig = make_subplots(rows=1, cols=2, subplot_titles=(f"ROC (AUC {auc:.3f})", f"Precision-recall (AP {ap:.3f})"))
     fig.add_trace(go.Scatter(x=fpr, y=tpr, mode="lines", name="ROC", line=dict(color=theme.series_colour(0))), 1, 1)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(color=theme.EDGE, dash="dash")),

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from xcore.errors import ConfigError
-from xcore.psl.rule_preparation import SearchCache
-from xcore.psl.search import ESMSSearch
-from xcore.psl.templates import DEFAULT_TEMPLATES
-from xcore.psl.validation_split import split_targets
+from xcore.esms.rule_preparation import SearchCache
+from xcore.esms.search import ESMSSearch
+from xcore.esms.templates import DEFAULT_TEMPLATES
+from xcore.esms.validation_split import split_targets
 
 distributed = pytest.importorskip("distributed")
 

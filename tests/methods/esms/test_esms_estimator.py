@@ -11,11 +11,11 @@ import pytest
 
 from xcore.data import load
 from xcore.data.samples import load_sample
+from xcore.esms.runs import held_out_split, reinfer
+from xcore.esms.settings import ESMSSettings
+from xcore.esms.split_sizes import split_sizes
 from xcore.methods import run_method
 from xcore.methods.evaluate import Holdout, held_out_parts
-from xcore.psl.runs import held_out_split, reinfer
-from xcore.psl.settings import ESMSSettings
-from xcore.psl.split_sizes import split_sizes
 
 QUICK = dict(target="rating", block="rated", iterations=2, rules_per_model=3, n_jobs=1, seed=3)
 

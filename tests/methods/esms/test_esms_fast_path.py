@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xcore.psl.search import ESMSSearch
-from xcore.psl.validation_split import split_targets
+from xcore.esms.search import ESMSSearch
+from xcore.esms.validation_split import split_targets
 
 
 @pytest.fixture(scope="module")

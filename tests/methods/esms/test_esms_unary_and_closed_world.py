@@ -9,10 +9,10 @@ import pytest
 
 from xcore.data.samples import load_sample
 from xcore.errors import XcoreError
+from xcore.esms.data_reading import closed_world
+from xcore.esms.settings import ESMSSettings
+from xcore.esms.templates import UNARY_TEMPLATES, fill_templates
 from xcore.methods import REGISTRY, run_method
-from xcore.psl.data_reading import closed_world
-from xcore.psl.settings import ESMSSettings
-from xcore.psl.templates import UNARY_TEMPLATES, fill_templates
 
 
 def test_unary_templates_fill_the_friends_and_smokers_schema():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from xcore.data.generators.friends_smokers import friends_smokers_dataset
+from xcore.esms.runs import default_settings, held_out_split
 from xcore.psl import prediction_metrics
-from xcore.psl.runs import default_settings, held_out_split
 
 
 @pytest.mark.slow

@@ -15,11 +15,11 @@ from scipy.optimize import minimize_scalar
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate, Schema
+from xcore.esms.search import ESMSSearch
+from xcore.esms.validation_split import split_targets
 from xcore.logic.atoms import AtomStore
 from xcore.psl.data_keys import target_labels
 from xcore.psl.model import PSLModel
-from xcore.psl.search import ESMSSearch
-from xcore.psl.validation_split import split_targets
 
 
 def planted(n: int = 300, seed: int = 0, p_smokes: float = 0.5, p_cancer: tuple[float, float] = (0.9, 0.1)

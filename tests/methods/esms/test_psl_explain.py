@@ -9,11 +9,11 @@ import scipy.sparse as sp
 
 from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
+from xcore.esms.stability import relational_stability, stability_table
 from xcore.explain import ExplanationSet, mep_at_k
 from xcore.psl.explain import explanation_scores, mep_from_frame, mep_from_program, mep_scores
 from xcore.psl.model import PSLModel
 from xcore.psl.program import HingeProgram
-from xcore.psl.stability import relational_stability, stability_table
 
 
 def smokers(seed: int = 0, n: int = 8) -> RelationalDataset:
@@ -210,7 +210,7 @@ def test_stability_not_applicable_with_linear_hinges():
 
 
 def test_strong_convexity_exact_and_lower_bound(monkeypatch):
-    import xcore.psl.stability as stab
+    import xcore.esms.stability as stab
 
     m = PSLModel(SQUARED).ground(smokers(0))
     exact, how = stab.strong_convexity(m.program_)

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("torch", "sklearn", "plotly", "streamlit")
-LAZY_PACKAGES = ("xcore.psl", "xcore.data", "xcore.data.io", "xcore.logic", "xcore.explain")
+LAZY_PACKAGES = ("xcore.psl", "xcore.esms", "xcore.data", "xcore.data.io", "xcore.logic", "xcore.explain")
 
 
 def _loaded_after(statement: str) -> set[str]:

@@ -249,9 +249,9 @@ def test_inline_rows_and_a_rule_file_path(tmp_path):
 
 def test_esms_scores_the_projects_rules_as_a_starting_model(tmp_path):
     from xcore.errors import XcoreError
+    from xcore.esms.data_reading import project_rules
+    from xcore.esms.settings import ESMSSettings
     from xcore.logic.parser import parse_rules
-    from xcore.psl.data_reading import project_rules
-    from xcore.psl.settings import ESMSSettings
 
     ds = load(write_json_project(tmp_path))
     settings = ESMSSettings(target="Knows", iterations=2, rules_per_model=2, n_jobs=1, project_rules=True,

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.xdist_group("app")
 
 
 def test_each_panel_shows_its_sampling_work_and_time():
-    at = page("iexplain", load_sample("reviews_demo"))
+    at = page("mln", load_sample("reviews_demo"))
     at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain"])
     at.number_input(key="mln_T").set_value(3)
     at.number_input(key="mln_n_samples").set_value(200)

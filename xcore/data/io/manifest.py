@@ -26,6 +26,7 @@ from xcore.data.io.files import FileSet, basename, decode_text, read_source, suf
 from xcore.data.io.limits import DEFAULT_LIMITS, Limits
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import DataError
+from xcore.optional_deps import import_optional
 
 MANIFEST_NAMES = ("manifest.yaml", "manifest.yml", "manifest.json")
 MAX_ARITY = 64
@@ -114,7 +115,7 @@ def _no_merge_loader() -> type:
     hundred bytes of nested ``<<: [*a, *a]`` expand exponentially (aliases alone only share).
     Built on first use: PyYAML is imported only when YAML is read or written."""
     if not _LOADER:
-        import yaml  # PyYAML loads only when YAML is read or written (start-up time)
+        yaml = import_optional("yaml")  # start-up: PyYAML loads only when YAML is read or written
 
         class _NoMergeLoader(yaml.SafeLoader):
             def flatten_mapping(self, node: yaml.MappingNode) -> None:
@@ -166,8 +167,7 @@ def _expanded_size(doc: Any, limit: int) -> int | None:
 
 
 def _parse_yaml(text: str, file: str) -> Any:
-    import yaml  # PyYAML loads only when YAML is read or written (start-up time)
-
+    yaml = import_optional("yaml")  # start-up: PyYAML loads only when YAML is read or written
     try:
         doc = yaml.load(text, Loader=_no_merge_loader())  # noqa: S506 - a SafeLoader subclass
     except _MergeKey as e:
@@ -286,8 +286,7 @@ def write_manifest(ds: Any, path: str | os.PathLike) -> Path:
     if path.suffix.lower() == ".json":
         path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     else:
-        import yaml  # PyYAML loads only when YAML is read or written (start-up time)
-
+        yaml = import_optional("yaml")  # start-up: PyYAML loads only when YAML is read or written
         path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False), encoding="utf-8")
     return path
 

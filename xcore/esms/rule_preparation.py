@@ -23,11 +23,11 @@ from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
 from xcore.logic.estimate import estimate_groundings
 from xcore.logic.grounding import GroundRules, ground
+from xcore.logic.rule_identity import rule_key
 from xcore.psl.data_keys import PPLLCache, ppll_data_key, target_labels
 from xcore.psl.joint_ppll import GridPotential, grid_potential, learn_calibrated_weights, learn_joint_weights
 from xcore.psl.ppll import learn_weight
 from xcore.psl.rule_forms import RuleForm, rule_form
-from xcore.psl.templates import rule_key
 from xcore.runtime import Progress
 
 BATCH = 16

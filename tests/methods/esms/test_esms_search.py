@@ -10,12 +10,14 @@ from xcore.data.dataset import RelationalDataset
 from xcore.data.schema import Predicate
 from xcore.data.shared import shared_data_dir
 from xcore.errors import XcoreError
+from xcore.esms.rule_preparation import SearchCache
+from xcore.esms.search import HISTORY_COLUMNS, ESMSSearch
+from xcore.esms.templates import DEFAULT_TEMPLATES
+from xcore.esms.validation_split import split_targets, three_way_split
 from xcore.logic.parser import parse_rules
+from xcore.logic.rule_identity import rule_key
+from xcore.psl.explainable_rules import is_alpha_explainable
 from xcore.psl.model import PSLModel
-from xcore.psl.rule_preparation import SearchCache
-from xcore.psl.search import HISTORY_COLUMNS, ESMSSearch
-from xcore.psl.templates import DEFAULT_TEMPLATES, is_alpha_explainable, rule_key
-from xcore.psl.validation_split import split_targets, three_way_split
 
 PLANTED = """6.0: likes(A, B) & sim(B, C) -> likes(A, C) ^2
 3.0: pop(B) -> likes(A, B) ^2

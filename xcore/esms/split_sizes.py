@@ -10,7 +10,7 @@ def split_sizes(ds: RelationalDataset, target: str, valid_fraction: float = 0.2,
                 test_fraction: float = 0.2) -> dict[str, int]:
     """Labelled target atoms in each part of a run, without splitting: the held-out test part
     (`xcore.methods.evaluate.held_out_parts` with ``Holdout(test_fraction)``) and, of the rest, the
-    search's training and validation parts (`xcore.psl.validation_split.split_targets` at
+    search's training and validation parts (`xcore.esms.validation_split.split_targets` at
     ``valid_fraction / (1 - test_fraction)``, so `valid_fraction` is a share of all labelled atoms)."""
     cols = ds.predicate(target).columns
     n = len(ds.targets(target)[cols].merge(ds.truth(target)[cols], on=cols, how="inner"))

@@ -32,6 +32,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
+from xcore.optional_deps import import_optional
 from xcore.psl.explain import explanation_scores
 from xcore.psl.inference import map_inference
 from xcore.psl.program import HingeProgram
@@ -131,7 +132,7 @@ def strong_convexity(prog: HingeProgram) -> tuple[float, str]:
     As = A[rows]
     H = 2.0 * (As.T @ sp.diags(prog.w[rows]) @ As)
     if n <= EXACT_EIG_LIMIT:
-        from scipy.linalg import eigvalsh  # start-up: LAPACK loads only for the exact bound of small programs
+        eigvalsh = import_optional("scipy.linalg").eigvalsh  # start-up: LAPACK only for small programs' exact bound
 
         with limited_threads(1):
             lam = float(eigvalsh(H.toarray(), subset_by_index=[0, 0])[0])

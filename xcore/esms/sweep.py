@@ -10,11 +10,11 @@ import pandas as pd
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
-from xcore.psl.estimator import executor_for
-from xcore.psl.runs import held_out_split
-from xcore.psl.search import DEFAULT_GAMMA_GRID, gamma_sweep
-from xcore.psl.settings import ESMSSettings
-from xcore.psl.validation_split import split_targets
+from xcore.esms.estimator import executor_for
+from xcore.esms.runs import held_out_split
+from xcore.esms.search import DEFAULT_GAMMA_GRID, gamma_sweep
+from xcore.esms.settings import ESMSSettings
+from xcore.esms.validation_split import split_targets
 from xcore.runtime import Progress
 
 

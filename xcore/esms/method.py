@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from xcore.esms.estimator import ESMSEstimator
+from xcore.esms.explainers.ground_rules import GROUND_RULES
+from xcore.esms.runs import EXPLAINERS, applicable, default_settings, run
+from xcore.esms.settings import ESMSSettings
 from xcore.methods.base import MethodSpec
-from xcore.psl.estimator import ESMSEstimator
-from xcore.psl.explainers.ground_rules import GROUND_RULES
-from xcore.psl.runs import EXPLAINERS, applicable, default_settings, run
-from xcore.psl.settings import ESMSSettings
 
 SPEC = MethodSpec(
     key="esms", title="ESMS — explainable PSL", settings_type=ESMSSettings, explainers=(GROUND_RULES,),

@@ -1,14 +1,14 @@
 """Each ESMS prediction explained by its ground rules, ranked by the force they exert on it at the MAP
-state (`xcore.psl.explain`), checked by intervention in `xcore.psl.verify`."""
+state (`xcore.psl.explain`), checked by intervention in `xcore.esms.verify`."""
 
 from __future__ import annotations
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
+from xcore.esms.estimator import ESMSEstimator
+from xcore.esms.verify import measure_ground_rules
 from xcore.explain.types import Explanation, ExplanationSet, ScoreSpec
 from xcore.methods.base import Explainer, Measurement, Run
-from xcore.psl.estimator import ESMSEstimator
-from xcore.psl.verify import measure_ground_rules
 from xcore.runtime import Progress
 
 GROUND_RULES = "esms:ground-rules"
@@ -35,7 +35,7 @@ class GroundRuleExplainer(Explainer):
 
     def measure(self, run: Run, data: RelationalDataset | None, explanation: Explanation,
                 k: int) -> Measurement | None:
-        """The target's MAP value with minus without each ground rule (`xcore.psl.verify`)."""
+        """The target's MAP value with minus without each ground rule (`xcore.esms.verify`)."""
         return measure_ground_rules(run, explanation, k)
 
     def explain(self, model: ESMSEstimator, data: RelationalDataset | None = None, targets: list[str] | None = None,

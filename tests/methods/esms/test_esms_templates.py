@@ -7,20 +7,19 @@ import pytest
 
 from xcore.data.schema import Predicate, Schema
 from xcore.errors import SchemaError, XcoreError
-from xcore.logic.parser import parse_rule
-from xcore.psl.templates import (
+from xcore.esms.templates import (
     DEFAULT_TEMPLATES,
     HYPER_TEMPLATES,
     UNARY_TEMPLATES,
     MetaTemplate,
     counterpart_of,
-    explainable_fraction,
     fill_templates,
-    is_alpha_explainable,
     prior_rules,
-    rule_key,
     sample_rules,
 )
+from xcore.logic.parser import parse_rule
+from xcore.logic.rule_identity import rule_key
+from xcore.psl.explainable_rules import explainable_fraction, is_alpha_explainable
 
 
 def small_schema() -> Schema:
@@ -144,7 +143,7 @@ def test_algorithm2_acceptance_probability(gamma):
     probability q(1-gamma) / (q(1-gamma) + 1 - q), q = N / (E + N)."""
     s = small_schema()
     cands = [r for r in fill_templates(s, "likes") if r.name == "path2"]
-    from xcore.psl.templates import CandidateRules
+    from xcore.esms.templates import CandidateRules
 
     cands = CandidateRules(cands, s, "likes", None)
     # alpha 0.5 makes the pool mixed: "cf & sim" (share 0.5) is not explainable, "friend & likes" is
@@ -251,8 +250,8 @@ def _two_sided_data(seed: int = 0):
     import pandas as pd
 
     from xcore.data.dataset import RelationalDataset
+    from xcore.esms.validation_split import split_targets
     from xcore.psl.model import PSLModel
-    from xcore.psl.validation_split import split_targets
 
     rng = np.random.default_rng(seed)
     people, items = [f"u{i}" for i in range(8)], [f"i{i}" for i in range(10)]
@@ -276,7 +275,7 @@ def _two_sided_data(seed: int = 0):
 
 @pytest.mark.slow
 def test_search_with_counterparts_runs_is_reproducible_and_fits_two_sided_truth():
-    from xcore.psl.search import ESMSSearch, gamma_sweep
+    from xcore.esms.search import ESMSSearch, gamma_sweep
 
     train, valid = _two_sided_data()
     kw = dict(rules_per_model=4, iterations=12, n_jobs=1, seed=0)

@@ -4,7 +4,7 @@
 Inside `fit` the labelled targets are split once more, into the part the rules' weights are learned
 on and the validation part the candidate models are scored on: that split is the search's own model
 selection (Algorithm 1 of the paper), not a test. A held-out test is the caller's: the registered
-`run` (`xcore.psl.runs`) and `xcore.methods.evaluate` hold out labelled targets with `holdout`.
+`run` (`xcore.esms.runs`) and `xcore.methods.evaluate` hold out labelled targets with `holdout`.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from xcore.cluster import connect
 from xcore.data import splits
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
+from xcore.esms.data_reading import candidate_targets, closed_world, project_rules, with_explainable
+from xcore.esms.search import ESMSSearch
+from xcore.esms.settings import ESMSSettings
+from xcore.esms.validation_split import split_targets
 from xcore.explain.global_view import item_group
 from xcore.explain.types import Explanation, ExplanationItem, ScoreSpec
 from xcore.logic.ast import Rule
 from xcore.logic.atoms import AtomStore
 from xcore.methods.base import Estimator, prediction_frame
-from xcore.psl.data_reading import candidate_targets, closed_world, project_rules, with_explainable
 from xcore.psl.model import PSLModel
-from xcore.psl.search import ESMSSearch
-from xcore.psl.settings import ESMSSettings
-from xcore.psl.validation_split import split_targets
 from xcore.runtime import Progress
 
 RULE_WEIGHT_SCORE = ScoreSpec(
@@ -67,7 +67,7 @@ class ESMSEstimator(Estimator):
     search_ : ESMSSearch
         The fitted search: ``history_``, ``best_score_``, ``start_rules``, ``counterparts``, ``cache_``.
     history_ : pandas.DataFrame
-        One row per candidate model (`xcore.psl.search.HISTORY_COLUMNS`), scored on the validation part.
+        One row per candidate model (`xcore.esms.search.HISTORY_COLUMNS`), scored on the validation part.
     rules_ : list of Rule
         The chosen model's rules with their learned weights.
     model_ : PSLModel

@@ -1,24 +1,24 @@
 """ESMS structure search (Algorithm 1) and the explainability (gamma) sweep.
 
 Algorithm 1: for N iterations, draw a candidate model of L_M rules with Algorithm 2
-(`xcore.psl.templates.sample_rules`), give every rule its PPLL weight learned on the training data
+(`xcore.esms.templates.sample_rules`), give every rule its PPLL weight learned on the training data
 (each rule learned once: `PPLLCache`), run MAP inference on the validation data, score the
 predictions V(M) (MSE/RMSE/MAE, or AUPR/AUROC for 0/1 targets) and keep the best model.
 
 How it is computed. All N candidate models are drawn first from one seeded generator (so the
 draws do not depend on scheduling); every distinct rule is then grounded once per dataset and its
-hinge block cached (`xcore.psl.rule_preparation`), so a candidate model is just a stack of cached
+hinge block cached (`xcore.esms.rule_preparation`), so a candidate model is just a stack of cached
 blocks. Candidates are evaluated in parallel (`n_jobs`, threads, processes or a Dask cluster:
 `xcore.cluster.map_shared`, the blocks shipped to each worker once) by
-`xcore.psl.candidate_scoring.evaluate_candidate`, a pure function of its rules, so results are
+`xcore.esms.candidate_scoring.evaluate_candidate`, a pure function of its rules, so results are
 identical for any `n_jobs` or executor. The chosen model's `best_score_` is recomputed exactly as
 the reference path computes it. `reference=True` keeps the pre-issue-13 path (all rules grounded in
 full at once, cold starts) to compare with. Ties keep the earliest iteration.
 The priors (``~T`` and ``T``, not explainable: empty body) are candidates of the prior template,
 drawn like any rule, as in the paper; with `always_priors=True` both are added to every model
 outside the L_M sampled rules (MAP is then strongly convex, which the stability bound of
-`xcore.psl.stability` needs). Rules too large to ground (`GroundingTooLarge`) are skipped and
-reported. The validation data come from `xcore.psl.validation_split`.
+`xcore.esms.stability` needs). Rules too large to ground (`GroundingTooLarge`) are skipped and
+reported. The validation data come from `xcore.esms.validation_split`.
 """
 
 from __future__ import annotations
@@ -35,9 +35,7 @@ import pandas as pd
 from xcore.cluster import is_dask_client, map_shared
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
-from xcore.logic.ast import Rule
-from xcore.logic.atoms import AtomStore
-from xcore.psl.candidate_scoring import (
+from xcore.esms.candidate_scoring import (
     FAST_MAP_TOL,
     REFERENCE_MAP_TOL,
     WARM_START,
@@ -47,20 +45,22 @@ from xcore.psl.candidate_scoring import (
     history_row,
     union_start,
 )
-from xcore.psl.data_keys import dataset_fingerprint, target_labels
-from xcore.psl.explain import mep_scores
-from xcore.psl.model import PSLModel
-from xcore.psl.rule_preparation import Charges, RulePreparation, SearchCache
-from xcore.psl.scores import metric_sense
-from xcore.psl.templates import (
+from xcore.esms.rule_preparation import Charges, RulePreparation, SearchCache
+from xcore.esms.templates import (
     DEFAULT_TEMPLATES,
     MetaTemplate,
     fill_templates,
-    is_alpha_explainable,
     prior_rules,
-    rule_key,
     sample_rules,
 )
+from xcore.logic.ast import Rule
+from xcore.logic.atoms import AtomStore
+from xcore.logic.rule_identity import rule_key
+from xcore.psl.data_keys import dataset_fingerprint, target_labels
+from xcore.psl.explain import mep_scores
+from xcore.psl.explainable_rules import is_alpha_explainable
+from xcore.psl.model import PSLModel
+from xcore.psl.scores import metric_sense
 from xcore.runtime import Progress, limited_threads
 
 WEIGHT_LEARNING = ("per_rule", "joint", "calibrated")
@@ -90,7 +90,7 @@ class ESMSSearch:
     `gamma` in [0, 1] biases towards alpha-explainable rules (0: no bias, 1: only explainable);
     `rules_per_model` is L_M, `iterations` N; `metric` is V(M) on the validation data; `block`
     an optional block predicate for the target; `counterparts=True` adds the negative counterpart
-    of every template (`xcore.psl.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
+    of every template (`xcore.esms.templates`, HyPER-style rules pulling T down). After `fit`: `best_model_` (weights learned,
     grounded on the validation data, MAP done), `best_score_`, `history_`, `cache_`, and `rule_stats_`
     (ground rules and grounding seconds of each rule grounded in this fit, on train and validation),
     `timings_` (wall seconds: atom stores, grounding + PPLL, warm start, evaluating candidates, best model),

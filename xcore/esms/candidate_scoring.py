@@ -29,7 +29,7 @@ WARM_START = "none"
 rules (one solve, the same start for every candidate, so results do not depend on scheduling);
 "none" from 0.5, as the reference. Off: on LastFM size "union" saved 17% of the L-BFGS-B iterations
 but moved candidate MSEs by up to 1e-8, which flips near-ties (on the planted data of
-tests/methods/esms/test_psl_search.py it chose another model), so the choice would no longer be
+tests/methods/esms/test_esms_search.py it chose another model), so the choice would no longer be
 the reference's."""
 
 Task = tuple[list[Rule], list[str], np.ndarray]

@@ -20,7 +20,7 @@ atom over its own arguments (``rated(U,I1)``, as in HyPER), so the negated liter
 only over relevant pairs instead of reading every missing pair as 0. `HYPER_TEMPLATES` is the
 paper's templates plus their counterparts; `fill_templates(..., counterparts=True)` adds them.
 
-`is_alpha_explainable` is the paper's alpha-explainability: the share of explainable predicates in
+`is_alpha_explainable` (`xcore.psl.explainable_rules`) is the paper's alpha-explainability: the share of explainable predicates in
 the body (block atoms excluded -- on the head's arguments, or positive on a negated slot's arguments:
 they only scope grounding; a negated slot counts as its predicate, so a counterpart has the same
 share as the rule it mirrors) must *exceed* alpha; an empty body
@@ -29,16 +29,16 @@ share as the rule it mirrors) must *exceed* alpha; an empty body
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from xcore.data.schema import Schema
 from xcore.errors import SchemaError, XcoreError
-from xcore.logic.ast import ArithmeticRule, Atom, Comparison, Literal, Rule, Variable
+from xcore.logic.ast import Atom, Literal, Rule, Variable
+from xcore.logic.rule_identity import rule_key
+from xcore.psl.explainable_rules import is_alpha_explainable
 
 PRIOR_TEMPLATES: tuple[str, ...] = ("prior_false", "prior_true")
 """Names of the two prior templates (T pulled towards 0 and towards 1)."""
@@ -253,72 +253,6 @@ def prior_rules(target: str, arity: int = 2, squared: bool = True, weight: float
     atom = Atom(target, tuple(Variable(chr(ord("A") + i)) for i in range(arity)))
     return [Rule((), (Literal(atom, neg),), weight, squared, "psl", name=name)
             for name, neg in (("prior_false", True), ("prior_true", False))]
-
-
-# ---------------------------------------------------------------------- explainability
-def explainable_fraction(rule: Rule, schema: Schema, block: str | None = None) -> float:
-    """Share of explainable predicates among the body literals (block atom excluded; 0 if none)."""
-    body = _scored_body(rule, block)
-    if not body:
-        return 0.0
-    return sum(schema[l.atom.predicate].explainable for l in body) / len(body)
-
-
-def is_alpha_explainable(rule: Rule, schema: Schema, alpha: float = 0.25, block: str | None = None) -> bool:
-    """True iff the explainable share of the rule's body exceeds `alpha` (ESMS, paper: 0.25)."""
-    return explainable_fraction(rule, schema, block) > alpha
-
-
-def _scored_body(rule: Rule, block: str | None) -> tuple[Literal, ...]:
-    if block is None or not rule.head:
-        return rule.body
-    head_args = rule.head[0].atom.args
-    negated_args = {l.atom.args for l in rule.body if l.negated}
-    return tuple(l for l in rule.body
-                 if not (l.atom.predicate == block
-                         and (l.atom.args == head_args or (not l.negated and l.atom.args in negated_args))))
-
-
-# ---------------------------------------------------------------------- identity of rules
-@lru_cache(maxsize=65536)
-def rule_key(rule: Rule) -> str:
-    """Canonical text of a rule up to body order and variable names (weight ignored).
-
-    Two rules with the same key have the same ground rules, so PPLL gives them the same weight.
-    """
-    if isinstance(rule, ArithmeticRule):
-        core = replace(rule, weight=None, squared=False).text()
-        return core + ("" if rule.is_hard else " (weighted)") + (" ^2" if rule.squared else "")
-    best = None
-    body = rule.body
-    perms = itertools.permutations(body) if len(body) <= 5 else [tuple(sorted(body, key=str))]
-    for perm in perms:
-        names: dict[Variable, str] = {}
-        for lit in rule.head + tuple(perm):
-            for v in lit.atom.variables:
-                names.setdefault(v, f"V{len(names)}")
-        text = " & ".join(_renamed(l, names) for l in perm) + " -> " + " | ".join(_renamed(l, names) for l in rule.head)
-        if rule.conditions:
-            text += " if " + " & ".join(sorted(_renamed_comparison(c, names) for c in rule.conditions))
-        if best is None or text < best:
-            best = text
-    sq = " ^2" if rule.squared else ""
-    hard = " ." if rule.is_hard else ""
-    return f"{best}{sq}{hard}"
-
-
-def _renamed_comparison(c: Comparison, names: dict[Variable, str]) -> str:
-    def side(t) -> str:
-        return names.get(t, t.name) if isinstance(t, Variable) else t.text()
-    left, right = side(c.left), side(c.right)
-    if c.op != "%" and right < left:  # != and == are symmetric
-        left, right = right, left
-    return f"({left} {c.op} {right})"
-
-
-def _renamed(lit: Literal, names: dict[Variable, str]) -> str:
-    args = ", ".join(names[a] if isinstance(a, Variable) else a.text() for a in lit.atom.args)
-    return f"{'~' if lit.negated else ''}{lit.atom.predicate}({args})"
 
 
 # ---------------------------------------------------------------------- Algorithm 2

@@ -16,7 +16,7 @@ def latest(at):
 
 
 def test_exact_then_gibbs_agree_and_explain():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     click(at, "mln_run")
     assert not errors(at)
     exact = latest(at).predictions.set_index("target")["prediction"]
@@ -29,7 +29,7 @@ def test_exact_then_gibbs_agree_and_explain():
 
 
 def test_rule_syntax_error_is_shown():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     at.text_area(key="mln_rules").set_value("1.5 smokes(x => cancer(x)")
     at.run()
     click(at, "mln_run")
@@ -39,7 +39,7 @@ def test_rule_syntax_error_is_shown():
 @pytest.fixture(scope="module")
 def reviews_page():
     """The review sample: Gibbs inference, then I-Explain (3 coalitions), M-Explain and LIME."""
-    at = page("iexplain", load_sample("reviews_demo"))
+    at = page("mln", load_sample("reviews_demo"))
     assert at.radio(key="mln_inference").value == "auto"  # 150 query atoms: too many to enumerate, so Gibbs
     assert any("here 150), else Gibbs" in c for c in captions(at))
     assert "has_word(r, 'great') => positive(r)" in at.text_area(key="mln_rules").value
@@ -76,7 +76,7 @@ def test_reviews_evaluation_against_the_annotation(reviews_page):
 
 
 def test_bad_annotation_upload_is_reported():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     at.sidebar.file_uploader(key="mln_annotation_file").set_value(("ann.json", b"{\"planted_words\": [1,",
                                                                    "application/json"))
     at.run()
@@ -85,7 +85,7 @@ def test_bad_annotation_upload_is_reported():
 
 
 def test_smokers_choose_the_query_predicate_and_explain_without_words():
-    at = page("iexplain", load_sample("friends_smokers"))
+    at = page("mln", load_sample("friends_smokers"))
     assert at.selectbox(key="mln_target").options == ["smokes", "cancer"]
     at.selectbox(key="mln_target").set_value("cancer")
     at.run()
@@ -107,7 +107,7 @@ def test_loaded_markov_logic_program_with_binary_queries_runs_every_formula_expl
                b"0.5 Adv(x, y) => (Adv(y, x) <=> Prof(x))\n-0.3 EXIST y Adv(x, y)\n")
     ds = load([("p.mln", program + b"Busy(person)\n"), ("e.db", b"Prof(A)\n!Adv(A, A)\nAdv(B, A)\n"),
                ("query.db", b"Adv(x, y)\n")])
-    at = page("iexplain", ds)
+    at = page("mln", ds)
     assert at.selectbox(key="mln_target").options[:2] == ["Adv", "Busy"]  # the program's query first
     assert "<=>" in at.text_area(key="mln_rules").value
     click(at, "mln_run")

@@ -11,19 +11,19 @@ import numpy as np
 
 from xcore.data.dataset import RelationalDataset
 from xcore.errors import XcoreError
+from xcore.esms.data_reading import all_positive, binary_unary, candidate_targets
+from xcore.esms.estimator import ESMSEstimator
+from xcore.esms.explainers.ground_rules import GROUND_RULES, GroundRuleExplainer
+from xcore.esms.settings import DEMO_SETTINGS, ESMSSettings
 from xcore.explain.metrics import mep_at_k
 from xcore.logic.ast import Rule
 from xcore.logic.parser import parse_rules
+from xcore.logic.rule_identity import rule_key
 from xcore.methods.base import Explainer, Run
 from xcore.methods.driver import with_settings
 from xcore.methods.evaluate import Holdout, held_out_parts
-from xcore.psl.data_reading import all_positive, binary_unary, candidate_targets
-from xcore.psl.estimator import ESMSEstimator
-from xcore.psl.explainers.ground_rules import GROUND_RULES, GroundRuleExplainer
 from xcore.psl.model import PSLModel
 from xcore.psl.scores import prediction_metrics
-from xcore.psl.settings import DEMO_SETTINGS, ESMSSettings
-from xcore.psl.templates import rule_key
 from xcore.runtime import Progress, scaled
 
 EXPLAINERS: dict[str, Explainer] = {GROUND_RULES: GroundRuleExplainer()}
