@@ -13,11 +13,12 @@ from xcore.mln.evaluation import (
     precision_table,
 )
 from xcore.mln.exact import ExactResult, exact, log_prob
-from xcore.mln.gibbs import GibbsResult, gibbs, naive_gibbs
+from xcore.mln.gibbs import GibbsResult, gibbs
 from xcore.mln.iexplain import IExplainer
 from xcore.mln.importance import explain_atom, importance, importance_frame, importance_se
 from xcore.mln.learning import learn_weights, pseudo_log_likelihood
 from xcore.mln.model import MLNModel
+from xcore.mln.naive_gibbs import naive_gibbs
 from xcore.mln.network import GroundMLN, build_ground_mln, colour_classes
 from xcore.mln.reviews import review_rules
 from xcore.mln.rexplain import RExplainer

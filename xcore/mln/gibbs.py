@@ -16,7 +16,6 @@ These give marginals, E[n_f], E[n_f x_Q], batch-means Monte Carlo errors and spl
 from __future__ import annotations
 
 import math
-import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -375,38 +374,3 @@ def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in
             chains.count(k, int(batch_of[k]), bool(batch_end[k]), watch)
     c = chains
     return c.atom_counts, c.clause_counts, c.neg_counts, c.X, (c.rb_p1, c.rb_p0, c.rb_a, c.rb_b)
-
-
-# ---------------------------------------------------------------------- naive reference sampler
-def naive_gibbs(mln: GroundMLN, n_sweeps: int, seed: int = 0) -> tuple[np.ndarray, float, int]:
-    """One chain, one atom at a time, in plain Python lists (benchmark baseline only).
-
-    Returns (marginals over all sweeps, seconds, atom updates).
-    """
-    rnd = random.Random(seed)
-    n = mln.n_atoms
-    clauses_of = [[] for _ in range(n)]  # per atom: (clause, sign, weight)
-    for c, a, s in zip(mln.entry_clause.tolist(), mln.entry_atom.tolist(), mln.entry_sign.tolist()):
-        clauses_of[a].append((c, s, float(mln.weights[c])))
-    x = [rnd.random() < 0.5 for _ in range(n)]
-    xs = np.array(x, dtype=np.int32)
-    t = (mln.S.astype(np.int32) @ xs + mln.n_negative).tolist()
-    counts = [0] * n
-    t0 = time.perf_counter()
-    for _ in range(n_sweeps):
-        for i in range(n):
-            xi = x[i]
-            logit = 0.0
-            for c, s, w in clauses_of[i]:
-                lit = xi if s > 0 else not xi
-                if t[c] - lit == 0:
-                    logit += w * s
-            p = 1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0
-            new = rnd.random() < p
-            if new != xi:
-                x[i] = new
-                for c, s, _w in clauses_of[i]:
-                    t[c] += s if new else -s
-            counts[i] += new
-    seconds = time.perf_counter() - t0
-    return np.array(counts, dtype=np.float64) / max(n_sweeps, 1), seconds, n * n_sweeps

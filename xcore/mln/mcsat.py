@@ -105,55 +105,38 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
           progress: Progress | None = None) -> GibbsResult:
     """Sample P(query atoms | evidence) with `n_chains` MC-SAT chains (see the module docstring).
 
-    Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`.
-    One step: `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature` (default
-    `default_temperature`; vectorised, `SaSweeps`); by default a chain keeps their state only when every
-    kept clause holds, else its old state (an exact step, counted in ``rejected_steps``). With `sat_steps`
-    or `repair` > 0, SampleSAT proper instead: `sat_steps` interleaved moves (`p_sa`, `noise`), then up to
-    `repair` WalkSAT moves until the kept clauses hold (near-uniform, not exact). `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT then works on the
-    hard clauses they violate for at most `init_flips` moves (default max(1000, 2 x atoms)). `n_jobs`
-    is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
+    Each chain runs `burn_in` steps, then keeps one state every `thin` steps until it has `n_samples`. One step:
+    `sa_sweeps` simulated-annealing sweeps over all free atoms at `temperature` (default `default_temperature`;
+    vectorised, `SaSweeps`); by default a chain keeps their state only when every kept clause holds, else its old
+    state (an exact step, counted in ``rejected_steps``). With `sat_steps` or `repair` > 0, SampleSAT proper
+    instead: `sat_steps` interleaved moves (`p_sa`, `noise`), then up to `repair` WalkSAT moves until the kept
+    clauses hold (near-uniform, not exact). `init` (n_atoms, n_chains) 0/1 starts, else uniform random ones; WalkSAT
+    then works on the hard clauses they violate for at most `init_flips` moves (default max(1000, 2 x atoms)).
+    `n_jobs` is accepted for option compatibility with `gibbs` and ignored. `progress` hears the steps (at most
     every 0.1 s; a cancel stops the chains there).
     """
-    for name, v, low in (("n_samples", n_samples, 1), ("burn_in", burn_in, 0), ("thin", thin, 1),
-                         ("n_chains", n_chains, 1), ("n_batches", n_batches, 1), ("sa_sweeps", sa_sweeps, 0),
-                         ("sat_steps", sat_steps, 0)):
-        if isinstance(v, bool) or int(v) != v or v < low:
-            raise XcoreError(f"mcsat: {name} must be an integer >= {low}, got {v}")
-    for name, v in (("p_sa", p_sa), ("noise", noise)):
-        if not 0.0 <= float(v) <= 1.0:
-            raise XcoreError(f"mcsat: {name} must be in [0, 1], got {v}")
-    if temperature is None:
-        temperature = default_temperature(mln)
-    if not float(temperature) > 0:
-        raise XcoreError(f"mcsat: temperature must be > 0, got {temperature}")
+    _check_counts(n_samples=(n_samples, 1), burn_in=(burn_in, 0), thin=(thin, 1), n_chains=(n_chains, 1),
+                  n_batches=(n_batches, 1), sa_sweeps=(sa_sweeps, 0), sat_steps=(sat_steps, 0))
+    temperature = _checked_walk(mln, p_sa, noise, temperature, repair)
     n, C, ns = mln.n_atoms, int(n_chains), int(n_samples)
     repair = int(repair)
     init_flips = max(1000, 2 * n) if init_flips is None else int(init_flips)
-    if repair < 0 or init_flips < 0:
-        raise XcoreError("mcsat: repair and init_flips must be >= 0")
-    nb = min(int(n_batches), ns)
-    batch_of = (np.arange(ns) * nb) // ns
-    batch_sizes = np.bincount(batch_of, minlength=nb)
-    batch_end = np.r_[batch_of[1:] != batch_of[:-1], True]
+    if init_flips < 0:
+        raise XcoreError("mcsat: init_flips must be >= 0")
+    batch_of, batch_sizes, batch_end = _batches(ns, int(n_batches))
     rng = np.random.default_rng(seed)
-    if init is not None:
-        init = np.asarray(init)
-        if init.shape != (n, C):
-            raise XcoreError(f"mcsat: init must have shape (n_atoms, n_chains) = {(n, C)}, got {init.shape}")
+    if init is not None and np.shape(init) != (n, C):
+        raise XcoreError(f"mcsat: init must have shape (n_atoms, n_chains) = {(n, C)}, got {np.shape(init)}")
+    init = None if init is None else np.asarray(init)
     tick = throttled(progress)
     t0 = time.perf_counter()
     work = merged_network(mln)  # the same distribution, repeated clauses merged (`xcore.mln.mcsat_merge`)
-    sat = SampleSat(work)
-    sweeps = SaSweeps(work, float(temperature))
+    sat, sweeps = SampleSat(work), SaSweeps(work, float(temperature))
     walker = _Chains(work, C, rng, batch_of[:1], init)
     walker.T = walker.T.astype(np.int32)
-    plan = all_atoms_plan(mln)
-    S32 = mln.S.astype(np.int32)
+    plan, S32 = all_atoms_plan(mln), mln.S.astype(np.int32)
     walk = {"p_sa": p_sa, "temperature": float(temperature), "noise": noise}
-    stats = WalkStats()
-    total_steps = int(burn_in) + ns * int(thin)
-    k = 0
+    stats, total_steps, k = WalkStats(), int(burn_in) + ns * int(thin), 0
     with np.errstate(over="ignore"):
         _start(sat, work, walker, init_flips, rng, walk)
         chains = _Chains(mln, C, rng, batch_of, walker.X)  # counts on the network as given, same state
@@ -169,17 +152,49 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
                 chains.record_state(plan)
                 chains.count(k, int(batch_of[k]), bool(batch_end[k]), None)
                 k += 1
-    seconds = time.perf_counter() - t0
-    negative = mln.entry_sign < 0
-    entry_counts = np.empty((nb, mln.nnz), dtype=np.int64)
-    entry_counts[:, negative] = chains.neg_counts
-    entry_counts[:, ~negative] = chains.atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
     moves = total_steps * C * n * int(sa_sweeps) + stats.steps
     extra = {"sa_sweeps": int(sa_sweeps), "sat_steps": int(sat_steps), "walksat_flips": stats.flips,
              "rejected_steps": stats.failed, "temperature": float(temperature),
              "hard_violated_at_start": max(violated, default=0)}
-    return GibbsResult(chains.atom_counts, chains.clause_counts, entry_counts, batch_sizes, C, int(burn_in), int(thin),
-                       seconds, moves, chains.X, (chains.rb_p1, chains.rb_p0, chains.rb_a, chains.rb_b), None,
+    return _result(mln, chains, batch_sizes, int(burn_in), int(thin), time.perf_counter() - t0, moves, extra)
+
+
+def _batches(n_samples: int, n_batches: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(batch of each kept sample, batch sizes, whether a sample ends its batch) for batch-means errors."""
+    nb = min(n_batches, n_samples)
+    batch_of = (np.arange(n_samples) * nb) // n_samples
+    return batch_of, np.bincount(batch_of, minlength=nb), np.r_[batch_of[1:] != batch_of[:-1], True]
+
+
+def _checked_walk(mln: GroundMLN, p_sa: float, noise: float, temperature: float | None, repair: int) -> float:
+    """The walk's settings checked (XcoreError naming the bad one); the temperature (default if None)."""
+    for name, v in (("p_sa", p_sa), ("noise", noise)):
+        if not 0.0 <= float(v) <= 1.0:
+            raise XcoreError(f"mcsat: {name} must be in [0, 1], got {v}")
+    if int(repair) < 0:
+        raise XcoreError("mcsat: repair must be >= 0")
+    t = default_temperature(mln) if temperature is None else temperature
+    if not float(t) > 0:
+        raise XcoreError(f"mcsat: temperature must be > 0, got {t}")
+    return float(t)
+
+
+def _check_counts(**values: tuple[int, int]) -> None:
+    """Each named count is an integer at least its bound (XcoreError naming it otherwise)."""
+    for name, (v, low) in values.items():
+        if isinstance(v, bool) or int(v) != v or v < low:
+            raise XcoreError(f"mcsat: {name} must be an integer >= {low}, got {v}")
+
+
+def _result(mln: GroundMLN, chains: _Chains, batch_sizes: np.ndarray, burn_in: int, thin: int, seconds: float,
+            moves: int, extra: dict) -> GibbsResult:
+    """The sampler's counts as a `GibbsResult` (the per-entry counts rebuilt from atoms and negated entries)."""
+    negative = mln.entry_sign < 0
+    entry_counts = np.empty((len(batch_sizes), mln.nnz), dtype=np.int64)
+    entry_counts[:, negative] = chains.neg_counts
+    entry_counts[:, ~negative] = chains.atom_counts.sum(axis=2)[:, mln.entry_atom[~negative]]
+    return GibbsResult(chains.atom_counts, chains.clause_counts, entry_counts, batch_sizes, chains.X.shape[1], burn_in,
+                       thin, seconds, moves, chains.X, (chains.rb_p1, chains.rb_p0, chains.rb_a, chains.rb_b), None,
                        sampler="mcsat", extra=extra)
 
 
