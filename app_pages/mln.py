@@ -35,9 +35,10 @@ PART_TITLES = {"word": "Top word formulas", "relational": "Top relational formul
 # ---------------------------------------------------------------------- explanations tab
 def inference_diagnostics(run: Run) -> None:
     model = run.model.model_
-    if model.method_ != "gibbs":
+    if model.method_ == "exact":
         st.caption("Exact enumeration: marginals are exact (no Monte Carlo error).")
         return
+    st.caption(f"Sampled by {'MC-SAT' if model.method_ == 'mcsat' else 'Gibbs sampling'}.")
     d = model.result_.diagnostics()
     c = st.columns(4)
     c[0].metric("Max R-hat", f"{d['max_rhat']:.3f}")

@@ -53,7 +53,8 @@ def query_candidates(ds: RelationalDataset) -> list[str]:
 def inference_note(ds: RelationalDataset, values) -> str | None:
     if values["inference"] != "auto":
         return None
-    return f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here {n_query_atoms(ds)}), else Gibbs sampling."
+    return (f"auto: exact enumeration up to {EXACT_LIMIT} query atoms (here {n_query_atoms(ds)}), else sampling "
+            "with the Sampler setting (Gibbs, or MC-SAT where hard or heavy formulas tie query atoms).")
 
 
 def not_exact(values) -> bool:
@@ -62,16 +63,17 @@ def not_exact(values) -> bool:
 
 # Where the Markov-logic settings go (the fields come from `MLNSettings`; the rules have their own editor).
 LAYOUT = FormLayout(
-    rows=(("target", "query"), ("learn", "inference", "explainers"), ("n_samples", "burn_in", "n_chains", "seed"),
+    rows=(("target", "query"), ("learn", "inference", "explainers"),
+          ("sampler", "n_samples", "burn_in", "n_chains", "seed"),
           ("C", "S", "T", "top_k", "aggregation", "work")),
     hidden=("rules",),
-    widgets={"learn": "radio", "inference": "radio", "C": "slider", "S": "slider"},
+    widgets={"learn": "radio", "inference": "radio", "sampler": "radio", "C": "slider", "S": "slider"},
     steps={"n_samples": 100, "burn_in": 50, "C": 0.05, "S": 0.05},
     choices={"target": lambda d, v: query_candidates(d),
              "explainers": lambda d, v: guarded(explainer_choices, d, v["target"]) or ["mln:m-explain"]},
     labels={"explainers": LEGACY.get},
     follow=lambda d, v: {"explainers": list(default_explainers(d, v["target"]))}, follow_on=("target",),
-    disable_if={"n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
+    disable_if={"sampler": not_exact, "n_samples": not_exact, "burn_in": not_exact, "n_chains": not_exact},
     notes={"inference": inference_note})
 
 

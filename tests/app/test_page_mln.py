@@ -26,6 +26,20 @@ def test_exact_then_gibbs_agree_and_explain():
     gibbs = latest(at).predictions.set_index("target")["prediction"]
     assert (gibbs - exact).abs().max() < 0.05
     assert "Max R-hat" in [m.label for m in at.metric]
+    assert "Sampled by Gibbs sampling." in captions(at)
+    # MC-SAT, chosen on the form, says so (it was once shown as "Exact enumeration")
+    assert at.radio(key="mln_sampler").disabled is False
+    at.radio(key="mln_sampler").set_value("mcsat")
+    at.run()
+    click(at, "mln_run")
+    mcsat = latest(at).predictions.set_index("target")["prediction"]
+    assert latest(at).model.model_.method_ == "mcsat" and (mcsat - exact).abs().max() < 0.1
+    shown = captions(at)
+    assert "Sampled by MC-SAT." in shown and not any(c.startswith("Exact enumeration") for c in shown)
+    assert "Max R-hat" in [m.label for m in at.metric]
+    at.radio(key="mln_inference").set_value("exact")
+    at.run()
+    assert at.radio(key="mln_sampler").disabled  # exact enumeration samples nothing
 
 
 def test_rule_syntax_error_is_shown():
