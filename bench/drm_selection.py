@@ -34,7 +34,8 @@ for fseed in [int(a) for a in sys.argv[3:]] or [0, 1, 2]:
     X = Evaluator(problem).matrix(feats).astype(np.float32)
     c0 = time.process_time()
     # rec[set][seed] -> per fold (val loss, val acc, test proba)
-    loss = np.zeros((2, net_seeds, K)); vacc = np.zeros((2, net_seeds, K))
+    loss = np.zeros((2, net_seeds, K))
+    vacc = np.zeros((2, net_seeds, K))
     proba = [[[None] * K for _ in range(net_seeds)] for _ in range(2)]
     for k in range(K):
         tr, te = folds != k, folds == k
