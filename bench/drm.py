@@ -85,6 +85,7 @@ RULES = {
 
 
 FOLD_LIMIT = 0  # > 0: run only the first this many folds of the chemistry data sets (--folds)
+FOLD_START = 0  # skip this many folds first (--skip-folds: finish a run that ran the first folds)
 
 
 def cross_validate(ds, s, limit: int = 0) -> list[tuple]:
@@ -93,11 +94,12 @@ def cross_validate(ds, s, limit: int = 0) -> list[tuple]:
     and its predictions."""
     out = []
     parts = fold_parts(s.estimator(), ds)
+    parts = parts[FOLD_START:]
     for test_units in parts[:limit] if limit > 0 else parts:
         c0 = time.process_time()
         est, preds = fit_predict(s.estimator(), ds, test_units)
         out.append((est, est.holdout(ds, test_units)[1], preds))
-        print(f"{ds.name} fold {len(out)}: accuracy {np.mean(preds['prediction'] == preds['truth']):.3f}, linear "
+        print(f"{ds.name} fold {FOLD_START + len(out)}: accuracy {np.mean(preds['prediction'] == preds['truth']):.3f}, linear "
               f"{np.mean((preds['linear_probability'] >= 0.5) == preds['truth']):.3f}, {len(est.features_)} features, "
               f"{len(est.inputs_)} inputs, {time.process_time() - c0:.0f} CPU s", file=sys.stderr, flush=True)
     return out
@@ -330,9 +332,10 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--explain-limit", type=int, default=0, help="explain a seeded sample of this many instances")
     ap.add_argument("--folds", type=int, default=0, help="run only the first this many folds (chemistry)")
+    ap.add_argument("--skip-folds", type=int, default=0, help="skip this many folds first (chemistry)")
     args = ap.parse_args()
-    global EXPLAIN_LIMIT, FOLD_LIMIT
-    EXPLAIN_LIMIT, FOLD_LIMIT = args.explain_limit, args.folds
+    global EXPLAIN_LIMIT, FOLD_LIMIT, FOLD_START
+    EXPLAIN_LIMIT, FOLD_LIMIT, FOLD_START = args.explain_limit, args.folds, args.skip_folds
     lines = [f"## {HEADING}", "",
              f"`python bench/drm.py --draws {args.draws}` on {machine()}; torch {torch.__version__} (CPU, one "
              f"thread per network), {time.strftime('%Y-%m-%d')}.", ""]
