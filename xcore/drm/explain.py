@@ -147,7 +147,11 @@ def select(expls: list[Unstructured]) -> tuple[int, int]:
     top = max(u.fidelity for u in expls)
     tied = [i for i, u in enumerate(expls) if u.fidelity >= top - 1e-12]
     plain = min(tied, key=lambda i: (len(expls[i].features), expls[i].features))
-    undominated = [i for i in tied if not any(better(expls[j].relevance, expls[i].relevance) for j in tied)]
+    # dominance depends on the relevance value only: compare the few distinct values, not every pair of
+    # clauses (thousands tie where features repeat an extension, and the pairwise test was quadratic)
+    values = {tuple(expls[i].relevance) for i in tied}
+    kept = {v for v in values if not any(better(list(w), list(v)) for w in values)}
+    undominated = [i for i in tied if tuple(expls[i].relevance) in kept]
     chosen = min(undominated, key=lambda i: (tuple(-x for x in rank_key(expls[i].relevance)),
                                             len(expls[i].features), expls[i].features))
     return plain, chosen

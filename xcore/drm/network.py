@@ -38,13 +38,20 @@ class TrainedNet:
     """The input columns validation chose (of the candidate column sets); `proba` takes X[:, columns]."""
     set_losses: list[float] = field(default_factory=list)
     """The best mean validation loss of each candidate column set, in the order given."""
+    set_accuracies: list[float] = field(default_factory=list)
+    """The mean validation accuracy of each column set's best configuration at its best epoch."""
+    members: list[nn.Module] = field(default_factory=list)
+    """Further retrainings of the chosen configuration from other seeds; `proba` averages them with `model`."""
 
     def proba(self, X: np.ndarray) -> np.ndarray:
-        """P(class 1) for each row of X."""
-        self.model.eval()
+        """P(class 1) for each row of X (the mean over `model` and `members`)."""
+        xt = torch.as_tensor(X, dtype=torch.float32)
+        out = []
         with torch.no_grad():
-            logits = self.model(torch.as_tensor(X, dtype=torch.float32))
-            return torch.softmax(logits, dim=1)[:, 1].numpy().astype(float)
+            for m in [self.model, *self.members]:
+                m.eval()
+                out.append(torch.softmax(m(xt), dim=1)[:, 1].numpy().astype(float))
+        return np.mean(out, axis=0)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return (self.proba(X) >= 0.5).astype(np.int64)
@@ -61,16 +68,16 @@ def _mlp(d: int, hidden: tuple[int, ...], dropout: float) -> nn.Module:
 
 def _curves(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, yv: np.ndarray, hidden: tuple[int, ...], lr: float,
             wd: float, dropout: float, epochs: int, seed: int,
-            tick: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Training and validation loss after each of `epochs` full-batch Adam steps (`tick` hears every
-    epoch: a throttled, cancellable progress)."""
+            tick: Progress | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Training loss, validation loss and validation accuracy after each of `epochs` full-batch Adam
+    steps (`tick` hears every epoch: a throttled, cancellable progress)."""
     torch.manual_seed(seed)
     model = _mlp(X.shape[1], hidden, dropout)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=wd)
     loss_fn = nn.CrossEntropyLoss()
     xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.long)
     xv, yvt = torch.as_tensor(Xv, dtype=torch.float32), torch.as_tensor(yv, dtype=torch.long)
-    tc, vc = np.zeros(epochs), np.zeros(epochs)
+    tc, vc, va = np.zeros(epochs), np.zeros(epochs), np.zeros(epochs)
     for e in range(epochs):
         if tick is not None:
             tick((e + 1) / epochs, f"epoch {e + 1} of {epochs}")
@@ -82,8 +89,10 @@ def _curves(X: np.ndarray, y: np.ndarray, Xv: np.ndarray, yv: np.ndarray, hidden
         tc[e] = loss.item()
         model.eval()
         with torch.no_grad():
-            vc[e] = loss_fn(model(xv), yvt).item()
-    return tc, vc
+            out = model(xv)
+            vc[e] = loss_fn(out, yvt).item()
+            va[e] = (out.argmax(dim=1) == yvt).float().mean().item()
+    return tc, vc, va
 
 
 def _retrain(X: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], lr: float, wd: float, dropout: float,
@@ -122,29 +131,29 @@ def _splits(y: np.ndarray, inner: int, seed: int) -> list[tuple[np.ndarray, np.n
 def train_network(X: np.ndarray, y: np.ndarray, hidden_grid: tuple[tuple[int, ...], ...], lrs: tuple[float, ...],
                   dropout: float, max_epochs: int, seed: int, weight_decays: tuple[float, ...] = (0.0,),
                   inner: int = 3, progress: Progress | None = None,
-                  column_sets: tuple[np.ndarray, ...] | None = None) -> TrainedNet:
+                  column_sets: tuple[np.ndarray, ...] | None = None, retrains: int = 1) -> TrainedNet:
     """Choose the input columns (one of `column_sets`; default every column), sizes, learning rate and
-    weight decay by validation, then retrain on all rows (the paper's protocol); `progress` hears the
-    epochs, so a cancel stops within one."""
+    weight decay by validation, then retrain on all rows (the paper's protocol) from `retrains` seeds
+    whose probabilities are averaged; `progress` hears the epochs, so a cancel stops within one."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small full-batch problems: one thread is fastest on a shared machine
     sets = column_sets or (np.arange(X.shape[1], dtype=np.int64),)
     try:
         return _train(X, y, sets, hidden_grid, lrs, weight_decays, dropout, max_epochs, seed, inner,
-                      throttled(progress))
+                      throttled(progress), retrains)
     finally:
         torch.set_num_threads(threads)
 
 
 def _train(X: np.ndarray, y: np.ndarray, sets: tuple[np.ndarray, ...], hidden_grid: tuple[tuple[int, ...], ...],
            lrs: tuple[float, ...], wds: tuple[float, ...], dropout: float, max_epochs: int, seed: int, inner: int,
-           tick: Progress | None = None) -> TrainedNet:
+           tick: Progress | None = None, retrains: int = 1) -> TrainedNet:
     splits = _splits(y, inner, seed)
     best = None
-    set_losses = []
+    set_losses, set_accs = [], []
     for c, cols in enumerate(sets):
         Xc = X[:, cols]
-        set_best = float("inf")
+        set_best, set_acc = float("inf"), float("nan")
         for hidden in hidden_grid:
             for lr in lrs:
                 for wd in wds:
@@ -152,13 +161,19 @@ def _train(X: np.ndarray, y: np.ndarray, sets: tuple[np.ndarray, ...], hidden_gr
                               for tr, va in splits]
                     tc = np.mean([cv[0] for cv in curves], axis=0)
                     vc = np.mean([cv[1] for cv in curves], axis=0)
+                    va = np.mean([cv[2] for cv in curves], axis=0)
                     e = int(np.argmin(vc))
-                    set_best = min(set_best, float(vc[e]))
+                    if vc[e] < set_best:
+                        set_best, set_acc = float(vc[e]), float(va[e])
                     if best is None or vc[e] < best[0] - 1e-9:
                         best = (float(vc[e]), tuple(hidden), float(lr), float(wd), e + 1, float(tc[e]), vc, c)
         set_losses.append(set_best)
+        set_accs.append(set_acc)
     assert best is not None
     _, hidden, lr, wd, epochs, target, vc, c = best
-    model, curve = _retrain(X[:, sets[c]], y, hidden, lr, wd, dropout, target, epochs, 2 * max_epochs, seed, tick)
+    Xc = X[:, sets[c]]
+    model, curve = _retrain(Xc, y, hidden, lr, wd, dropout, target, epochs, 2 * max_epochs, seed, tick)
+    members = [_retrain(Xc, y, hidden, lr, wd, dropout, target, epochs, 2 * max_epochs, seed + r, tick)[0]
+               for r in range(1, retrains)]
     return TrainedNet(model, hidden, lr, len(curve), curve, [float(v) for v in vc], wd, target,
-                      np.asarray(sets[c], dtype=np.int64), set_losses)
+                      np.asarray(sets[c], dtype=np.int64), set_losses, set_accs, members)
