@@ -29,7 +29,7 @@ from xcore.runtime import Progress, throttled
 
 
 @dataclass
-class _ClassPlan:
+class ClassPlan:
     """Precomputed arrays for resampling one colour class."""
 
     atoms: np.ndarray        # (k,) atom columns
@@ -42,7 +42,7 @@ class _ClassPlan:
     entries: np.ndarray      # (m,) CSR entry index of each literal (for the Rao-Blackwellised sums)
 
 
-def _plans(mln: GroundMLN) -> list[_ClassPlan]:
+def class_plans(mln: GroundMLN) -> list[ClassPlan]:
     """One plan per colour class (the literals of its atoms gathered by a stable sort on colour)."""
     ea = mln.entry_atom
     colour_of = np.empty(mln.n_atoms, dtype=np.int64)
@@ -54,13 +54,13 @@ def _plans(mln: GroundMLN) -> list[_ClassPlan]:
     return [_plan(mln, atoms, order[bounds[k]:bounds[k + 1]]) for k, atoms in enumerate(mln.colour_classes)]
 
 
-def all_atoms_plan(mln: GroundMLN) -> _ClassPlan:
+def all_atoms_plan(mln: GroundMLN) -> ClassPlan:
     """A plan over every atom at once: evaluates each atom's conditional given the rest in one state
     without resampling (atoms may share clauses; used by MC-SAT for Rao-Blackwellised sums)."""
     return _plan(mln, np.arange(mln.n_atoms, dtype=np.int64), np.arange(mln.nnz, dtype=np.int64))
 
 
-def _plan(mln: GroundMLN, atoms: np.ndarray, sel: np.ndarray) -> _ClassPlan:
+def _plan(mln: GroundMLN, atoms: np.ndarray, sel: np.ndarray) -> ClassPlan:
     """The plan of `atoms` whose literals are the CSR entries `sel`."""
     ec, ea, es = mln.entry_clause, mln.entry_atom, mln.entry_sign
     local_of = np.full(mln.n_atoms, -1, dtype=np.int64)
@@ -68,7 +68,7 @@ def _plan(mln: GroundMLN, atoms: np.ndarray, sel: np.ndarray) -> _ClassPlan:
     local = local_of[ea[sel]]
     val = (mln.weights[ec[sel]] * es[sel]).astype(np.float32)
     gather = sp.csr_matrix((val, (local, np.arange(len(sel)))), shape=(len(atoms), len(sel)))
-    return _ClassPlan(atoms, ec[sel], ea[sel], local, (es[sel] > 0).astype(np.int8)[:, None],
+    return ClassPlan(atoms, ec[sel], ea[sel], local, (es[sel] > 0).astype(np.int8)[:, None],
                       es[sel].astype(np.int8)[:, None], gather, sel)
 
 
@@ -218,7 +218,7 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
     nb = min(int(n_batches), int(n_samples))
     batch_of = (np.arange(int(n_samples)) * nb) // int(n_samples)
     batch_sizes = np.bincount(batch_of, minlength=nb)
-    plans = _plans(mln)
+    plans = class_plans(mln)
     if init is not None:
         init = np.asarray(init)
         if init.shape != (n, C):
@@ -257,7 +257,7 @@ def gibbs(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 200, thin: int =
                        seconds, updates, X, rb, watched)
 
 
-class _Chains:
+class Chains:
     """The state of C chains (atoms X, true-literal counts T per clause) and the sums they record:
     per-batch atom, clause and negative-literal counts and the Rao-Blackwellised sums."""
 
@@ -286,7 +286,7 @@ class _Chains:
         self.rb_p1, self.rb_p0 = np.zeros(n), np.zeros(n)
         self.rb_a, self.rb_b = np.zeros(mln.nnz), np.zeros(mln.nnz)
 
-    def sweep(self, plans: list[_ClassPlan], record: bool = False) -> None:
+    def sweep(self, plans: list[ClassPlan], record: bool = False) -> None:
         """One sweep: every colour class's atoms drawn at once given the rest (`record`: add the
         Rao-Blackwellised conditionals)."""
         X, T, C = self.X, self.T, self.C
@@ -313,7 +313,7 @@ class _Chains:
             T[p.clause] = te                                      # clauses are distinct within a class
             X[p.atoms] = new
 
-    def record_state(self, p: _ClassPlan) -> None:
+    def record_state(self, p: ClassPlan) -> None:
         """Add the Rao-Blackwellised conditionals of `p`'s atoms in the current state, leaving it as
         it is (for samplers other than Gibbs: any sampler of P may average P(x_i | rest))."""
         xe = np.take(np.take(self.X, p.atoms, axis=0), p.local, axis=0)
@@ -323,7 +323,7 @@ class _Chains:
         with np.errstate(over="ignore"):
             self._record_conditionals(p, logit, np.exp(-logit), te - lit)
 
-    def _record_conditionals(self, p: _ClassPlan, logit: np.ndarray, e_neg: np.ndarray, rest: np.ndarray) -> None:
+    def _record_conditionals(self, p: ClassPlan, logit: np.ndarray, e_neg: np.ndarray, rest: np.ndarray) -> None:
         """Add P(x=1 | rest) and the clause's truth with the atom set either way (`rest`: true
         literals besides this one)."""
         p1 = 1.0 / (1.0 + e_neg)
@@ -352,13 +352,13 @@ class _Chains:
             self.neg_buf[:] = 0
 
 
-def _run_chains(mln: GroundMLN, plans: list[_ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
+def _run_chains(mln: GroundMLN, plans: list[ClassPlan], n_samples: int, burn_in: int, thin: int, C: int,
                 rng: np.random.Generator, batch_of: np.ndarray, init: np.ndarray | None,
                 tick: Progress | None = None, watch: tuple | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple]:
     """Run C chains; returns per-chain atom batch counts, pooled clause and negative-literal batch
     counts, the final state and the Rao-Blackwellised sums (see `GibbsResult.rb_sums`)."""
-    chains = _Chains(mln, C, rng, batch_of, init)
+    chains = Chains(mln, C, rng, batch_of, init)
     batch_end = np.r_[batch_of[1:] != batch_of[:-1], True]
     sweeps = burn_in + n_samples * thin
     with np.errstate(over="ignore"):

@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from xcore.errors import XcoreError
-from xcore.mln.gibbs import GibbsResult, _Chains, _plans, all_atoms_plan, gibbs
+from xcore.mln.gibbs import Chains, GibbsResult, all_atoms_plan, class_plans, gibbs
 from xcore.mln.mcsat_merge import merged_network
 from xcore.mln.mcsat_walk import SampleSat, WalkStats
 from xcore.mln.network import GroundMLN
@@ -132,14 +132,14 @@ def mcsat(mln: GroundMLN, n_samples: int = 1000, burn_in: int = 100, thin: int =
     t0 = time.perf_counter()
     work = merged_network(mln)  # the same distribution, repeated clauses merged (`xcore.mln.mcsat_merge`)
     sat, sweeps = SampleSat(work), SaSweeps(work, float(temperature))
-    walker = _Chains(work, C, rng, batch_of[:1], init)
+    walker = Chains(work, C, rng, batch_of[:1], init)
     walker.T = walker.T.astype(np.int32)
     plan, S32 = all_atoms_plan(mln), mln.S.astype(np.int32)
     walk = {"p_sa": p_sa, "temperature": float(temperature), "noise": noise}
     stats, total_steps, k = WalkStats(), int(burn_in) + ns * int(thin), 0
     with np.errstate(over="ignore"):
         _start(sat, work, walker, init_flips, rng, walk)
-        chains = _Chains(mln, C, rng, batch_of, walker.X)  # counts on the network as given, same state
+        chains = Chains(mln, C, rng, batch_of, walker.X)  # counts on the network as given, same state
         violated = np.count_nonzero(mln.hard[:, None] & (chains.T == 0), axis=0).tolist()
         for s in range(total_steps):
             _step(sat, sweeps, work, walker, sa_sweeps, int(sat_steps), repair, rng, walk, stats)
@@ -186,7 +186,7 @@ def _check_counts(**values: tuple[int, int]) -> None:
             raise XcoreError(f"mcsat: {name} must be an integer >= {low}, got {v}")
 
 
-def _result(mln: GroundMLN, chains: _Chains, batch_sizes: np.ndarray, burn_in: int, thin: int, seconds: float,
+def _result(mln: GroundMLN, chains: Chains, batch_sizes: np.ndarray, burn_in: int, thin: int, seconds: float,
             moves: int, extra: dict) -> GibbsResult:
     """The sampler's counts as a `GibbsResult` (the per-entry counts rebuilt from atoms and negated entries)."""
     negative = mln.entry_sign < 0
@@ -206,7 +206,7 @@ class SaSweeps:
     period two: under Metropolis an atom no kept clause constrains would flip at every sweep."""
 
     def __init__(self, mln: GroundMLN, temperature: float) -> None:
-        self.plans = _plans(mln)
+        self.plans = class_plans(mln)
         self.count = [sp.csr_matrix((np.ones(len(p.local), np.float32), (p.local, np.arange(len(p.local)))),
                                     shape=(len(p.atoms), len(p.local))) for p in self.plans]
         self.temperature = temperature
@@ -242,7 +242,7 @@ class SaSweeps:
         return flips
 
 
-def _start(sat: SampleSat, mln: GroundMLN, chains: _Chains, init_flips: int, rng: np.random.Generator,
+def _start(sat: SampleSat, mln: GroundMLN, chains: Chains, init_flips: int, rng: np.random.Generator,
            walk: dict) -> list[int]:
     """Move every chain's start towards the hard clauses: greedy descent sweeps (heat bath at a
     temperature where no move uphill is taken) while they lower the violated hard clauses, then WalkSAT for at most `init_flips` moves, keeping whichever
@@ -275,7 +275,7 @@ def _start(sat: SampleSat, mln: GroundMLN, chains: _Chains, init_flips: int, rng
     return violated
 
 
-def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: _Chains, sa_sweeps: int, sat_steps: int,
+def _step(sat: SampleSat, sweeps: SaSweeps, mln: GroundMLN, chains: Chains, sa_sweeps: int, sat_steps: int,
           repair: int, rng: np.random.Generator, walk: dict, stats: WalkStats) -> None:
     """One MC-SAT step of every chain, in place: draw the kept clauses, run the SA sweeps, then per
     chain the SampleSAT moves and the WalkSAT repair (a chain whose walk ends unsatisfied keeps its
