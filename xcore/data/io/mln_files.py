@@ -58,10 +58,10 @@ def _text(name: str, data: bytes) -> str:
         raise DataError(f"not UTF-8 text (byte {e.start})", file=name, line=line) from None
 
 
-def _query_predicates(name: str, text: str) -> list[str] | None:
-    """Predicates of a Tuffy query file (atoms whose arguments are all variables), else None."""
-    preds: list[str] = []
-    for line in re.sub(r"//[^\n]*", "", text).splitlines():
+def _query_predicates(name: str, text: str) -> list[tuple[str, int]] | None:
+    """(predicate, line) of a Tuffy query file's atoms (atoms whose arguments are all variables), else None."""
+    preds: list[tuple[str, int]] = []
+    for number, line in enumerate(re.sub(r"//[^\n]*", "", text).splitlines(), start=1):
         if not line.strip():
             continue
         for part in re.findall(r"[A-Za-z_][A-Za-z0-9_]*\s*(?:\([^()]*\))?", line):
@@ -71,10 +71,17 @@ def _query_predicates(name: str, text: str) -> list[str] | None:
             args = [a.strip() for a in (m.group(3) or "").split(",") if a.strip()]
             if any(not (a[0].islower() or a[0] == "?") for a in args):
                 return None
-            preds.append(m.group(1))
+            preds.append((m.group(1), number))
         if not re.fullmatch(r"[\sA-Za-z0-9_(),?]*", line):
             return None
     return preds or None
+
+
+def _check_queries(origins: dict[str, tuple[str, int | None]], declared: object, program: str) -> None:
+    """Every query predicate is declared in the program (DataError naming the query's file and line)."""
+    for q, (file, line) in origins.items():
+        if q not in declared:  # type: ignore[operator]
+            raise DataError(f"query predicate {q} is not declared in {basename(program)}", file=file, line=line)
 
 
 def _pick(names: list[str], wanted: str | None, what: str, files: FileSet) -> str:
@@ -95,6 +102,7 @@ def mln_from_files(files: FileSet, name: str, limits: Limits | None = None, *, p
     texts = {n: _text(n, d) for n, d in files.items() if suffix(n) in MLN_SUFFIXES}
     conf = next((n for n in sorted(texts) if basename(n) == "query.conf"), None)
     queries: list[str] | None = None
+    origins: dict[str, tuple[str, int | None]] = {}
     if conf is not None:
         try:
             cfg = json.loads(texts[conf])
@@ -105,17 +113,24 @@ def mln_from_files(files: FileSet, name: str, limits: Limits | None = None, *, p
             evidence = evidence or (cfg.get("db") if isinstance(cfg.get("db"), str) else None)
             if isinstance(cfg.get("queries"), str) and cfg["queries"].strip():
                 queries = [q.strip().split("(")[0] for q in cfg["queries"].split(",") if q.strip()]
+                at = texts[conf].find('"queries"')
+                origins.update((q, (conf, texts[conf][:at].count("\n") + 1 if at >= 0 else None)) for q in queries)
     mlns = sorted(n for n in texts if suffix(n) == ".mln")
     prog_name = _pick(mlns, program, ".mln", files)
     prog = parse_mln(texts[prog_name], prog_name)
+    for formula in prog.formulas:  # every atom names a declared predicate with its arity (file and line)
+        prog.variable_types(formula)
     dbs = sorted(n for n in texts if suffix(n) == ".db")
     evidence_files: list[str] = []
     for n in dbs:
         q = _query_predicates(n, texts[n]) if not evidence or basename(n) != basename(evidence) else None
         if q is not None:
-            queries = (queries or []) + [p for p in q if p not in (queries or [])]
+            queries = (queries or []) + [p for p, _ in q if p not in (queries or [])]
+            for p, line in q:
+                origins.setdefault(p, (n, line))
         else:
             evidence_files.append(n)
+    _check_queries(origins, prog.declarations, prog_name)
     if evidence:
         evidence_files = [_pick(evidence_files, evidence, ".db", files)]
     elif len(evidence_files) > 1:
