@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -170,20 +169,9 @@ def test_learning_on_kept_admm_matches_java_on_simple_acquaintances(tmp_path):
     """psl-examples' simple-acquaintances (hard symmetry, latent targets) learned with --method admm, whose
     blocks and multipliers are kept across steps, gives Java PSL's learned weights and values."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_psl_examples import copy_project, write_synthetic_data
-    from test_psl_weight_learning import JAVA_OPTIONS, java_learned, read_values
+    from test_psl_weight_learning import java_learned, java_on_simple_acquaintances, read_values
 
-    root = copy_project("simple-acquaintances", tmp_path)
-    config = root / "cli" / "simple-acquaintances.json"
-    write_synthetic_data(config, seed=3, reflexive_targets=False, domain=tuple(str(i) for i in range(6)))
-    doc = json.loads(config.read_text())
-    doc["options"] = {**JAVA_OPTIONS, "runtime.learn": True, "runtime.inference": True,
-                      "runtime.learn.output.model.path": str(tmp_path / "java-learned.psl"),
-                      "runtime.inference.output.results.dir": str(tmp_path / "java_out")}
-    (config.parent / "java.json").write_text(json.dumps(doc))
-    java = subprocess.run(["java", "-Xmx1g", "-jar", str(java_psl_jar()), "java.json"], cwd=config.parent,
-                          capture_output=True, text=True, timeout=300)
-    assert java.returncode == 0, java.stdout[-2000:] + java.stderr[-2000:]
+    config = java_on_simple_acquaintances(tmp_path)
     code, err = run_cli("--config", str(config), "--learn", "StructuredPerceptron", "--infer", "--method", "admm",
                         "-o", str(tmp_path / "ours"), "-q")
     assert code == 0, err

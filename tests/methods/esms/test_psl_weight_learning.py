@@ -346,11 +346,9 @@ def test_structured_perceptron_matches_java_psl_runtime(tmp_path):
     assert set(a) == set(b) and max(abs(a[k] - b[k]) for k in a) < 1e-4
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(java_psl_jar() is None, reason="needs Java and the PSL jar bundled in pslpython (bench extra)")
-def test_structured_perceptron_matches_java_on_simple_acquaintances(tmp_path):
-    """linqs/psl-examples' simple-acquaintances config unchanged (hard symmetry, transitivity), synthetic
-    data with truth for half the targets (the rest latent): PSL learns on it, then infers."""
+def java_on_simple_acquaintances(tmp_path: Path) -> Path:
+    """psl-examples' simple-acquaintances config unchanged with synthetic data (half the targets latent),
+    learned then inferred by Java PSL into tmp_path (java-learned.psl, java_out/); returns the config."""
     sys.path.insert(0, str(Path(__file__).parent))
     from test_psl_examples import copy_project, write_synthetic_data
 
@@ -365,6 +363,15 @@ def test_structured_perceptron_matches_java_on_simple_acquaintances(tmp_path):
     java = subprocess.run(["java", "-Xmx1g", "-jar", str(java_psl_jar()), "java.json"], cwd=config.parent,
                           capture_output=True, text=True, timeout=300)
     assert java.returncode == 0, java.stdout[-2000:] + java.stderr[-2000:]
+    return config
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(java_psl_jar() is None, reason="needs Java and the PSL jar bundled in pslpython (bench extra)")
+def test_structured_perceptron_matches_java_on_simple_acquaintances(tmp_path):
+    """linqs/psl-examples' simple-acquaintances config unchanged (hard symmetry, transitivity), synthetic
+    data with truth for half the targets (the rest latent): PSL learns on it, then infers."""
+    config = java_on_simple_acquaintances(tmp_path)
     ours = run("--config", str(config), "--learn", "StructuredPerceptron", "--infer", "-o", str(tmp_path / "ours"),
                "-q")
     assert ours.returncode == 0, ours.stderr
