@@ -55,7 +55,7 @@ def reviews_page():
     """The review sample: Gibbs inference, then I-Explain (3 coalitions), M-Explain and LIME."""
     at = page("mln", load_sample("reviews_demo"))
     assert at.radio(key="mln_inference").value == "auto"  # 150 query atoms: too many to enumerate, so Gibbs
-    assert any("here 150), else Gibbs" in c for c in captions(at))
+    assert any("here 150), else sampling with the Sampler setting" in c for c in captions(at))
     assert "has_word(r, 'great') => positive(r)" in at.text_area(key="mln_rules").value
     at.multiselect(key="mln_explainers").set_value(["mln:i-explain", "mln:m-explain", "mln:lime"])
     at.number_input(key="mln_T").set_value(3)

@@ -103,6 +103,9 @@ def test_classifier_what_if_updates_the_interval_and_the_decisive_features():
 
 def test_drm_page_has_the_shared_views():
     at = page("drm", load_sample("trains_michalski10"))
+    for key, value in (("drm_max_draws", 400), ("drm_folds", 2), ("drm_max_epochs", 40)):  # small: 2 fold fits
+        at.number_input(key=key).set_value(value)
+    at.run()
     click(at, "drm_train")
     assert not errors(at)
     figs = figures(at)

@@ -26,7 +26,7 @@ def renamed(ds, prefix: str):
 @pytest.fixture(scope="module")
 def fitted():
     train = make_scenes(n_scenes=30, noise=0.0, seed=4)
-    settings = REGISTRY["nlil"].default_settings(train).replace(rounds=2)
+    settings = REGISTRY["nlil"].default_settings(train).replace(rounds=2, epochs=60)
     return train, settings.estimator().fit(train)
 
 

@@ -41,8 +41,13 @@ class NeighbourhoodExplainer(Explainer):
 
 
 def local_of(model: DRMEstimator | CrossFittedDRM, target: str, data: RelationalDataset | None,
-             rows: Rows) -> tuple[DRMEstimator, LocalExplanation]:
+             rows: Rows, fold_rows: dict[int, Rows]) -> tuple[DRMEstimator, LocalExplanation]:
     """(the model that explains `target`, its local explanation): the fold model that did not see it in a
-    cross-fitted run; `rows` (from `wanted_targets`) are reused when that is `model` itself."""
+    cross-fitted run; `rows` (from `wanted_targets`) are reused when that is `model` itself, and each fold
+    model's rows of `data` are computed once per explain call (`fold_rows`, the caller's)."""
     own = model.for_target(target)
-    return own, own.local(target, data, rows=rows if own is model else None)
+    if own is model:
+        return own, own.local(target, data, rows=rows)
+    if id(own) not in fold_rows:
+        fold_rows[id(own)] = own.rows(data)
+    return own, own.local(target, data, rows=fold_rows[id(own)])

@@ -34,10 +34,11 @@ class FidelityExplainer(NeighbourhoodExplainer):
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()
         wanted, rows = wanted_targets(model, data, targets)
+        fold_rows: dict = {}
         report = scaled(progress, 0.0, 1.0)
         exps = []
         for n, target in enumerate(wanted):
-            own, loc = local_of(model, target, data, rows)
+            own, loc = local_of(model, target, data, rows, fold_rows)
             exps.append(self.one(own, target, loc))
             report((n + 1) / max(len(wanted), 1), f"explained {target}")
         return self.finish(ExplanationSet(exps, method=self.name, meta={"hamming": model.settings.hamming}))

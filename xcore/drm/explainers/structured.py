@@ -25,9 +25,10 @@ class StructuredExplainer(NeighbourhoodExplainer):
                 progress: Progress | None = None) -> ExplanationSet:
         model.check_fitted()
         wanted, rows = wanted_targets(model, data, targets)
+        fold_rows: dict = {}
         exps = []
         for target in wanted:
-            own, loc = local_of(model, target, data, rows)
+            own, loc = local_of(model, target, data, rows, fold_rows)
             exps.append(Explanation(target=target, target_text=target, method=self.name,
                                     prediction=float(loc.prediction), prediction_kind="class",
                                     truth=None if loc.truth != loc.truth else float(loc.truth),
