@@ -104,3 +104,9 @@ def test_predefined_folds_are_the_datas_own_folds():
         held_out_parts(units, PredefinedFolds("cv_fold"))
     with pytest.raises(ConfigError, match="fold predicate"):
         PredefinedFolds("")
+    import dataclasses
+
+    tables = {p: dict(parts) for p, parts in data.tables.items()}
+    tables["cv_fold"]["obs"] = tables["cv_fold"]["obs"].iloc[1:]  # the first compound loses its fold
+    with pytest.raises(XcoreError, match="1 labelled units have no fold in cv_fold"):
+        held_out_parts(units, PredefinedFolds("cv_fold"), dataclasses.replace(data, tables=tables))

@@ -112,16 +112,15 @@ def predefined_fold_ids(data: RelationalDataset, predicate: str, units: pd.DataF
         raise XcoreError(f"fold predicate {predicate!r} names the first argument of target atoms; "
                          "the units of this data are table rows")
     table = data.observations(predicate)
-    fold_of = dict(zip(table["a0"].astype(str), table["a1"].astype(str)))
-    first: dict[str, str] = {}
-    for name in units["predicate"].unique():
-        labelled = splits.units_with_arguments(data, str(name))
-        first.update(zip(labelled["unit"], labelled["a0"].astype(str)))
-    folds = [fold_of.get(first[u]) for u in units["unit"]]
-    missing = [u for u, f in zip(units["unit"], folds) if f is None]
-    if missing:
-        raise XcoreError(f"{len(missing)} labelled units have no fold in {predicate} (e.g. {missing[0]})")
-    return pd.factorize(pd.Series(folds), sort=True)[0].astype(np.int64)
+    fold_of = pd.Series(table["a1"].astype(str).to_numpy(), index=table["a0"].astype(str).to_numpy())
+    fold_of = fold_of[~fold_of.index.duplicated()]
+    first = pd.concat([splits.units_with_arguments(data, str(name)).set_index("unit")["a0"].astype(str)
+                       for name in units["predicate"].unique()])
+    folds = units["unit"].map(first).map(fold_of)
+    if folds.isna().any():
+        missing = units["unit"][folds.isna()]
+        raise XcoreError(f"{len(missing)} labelled units have no fold in {predicate} (e.g. {missing.iloc[0]})")
+    return pd.factorize(folds, sort=True)[0].astype(np.int64)
 
 
 def held_out_parts(units: pd.DataFrame, split: Split, data: RelationalDataset | None = None) -> list[np.ndarray]:
