@@ -98,7 +98,7 @@ class CrossFittedDRM(Estimator):
         self.check_fitted()
         frames = [f.predict(data) for f in self.folds_]
         targets = frames[0]["target"].astype(str).to_numpy(dtype=object)
-        fold = np.array([self.fold_of_.get(t, -1) for t in targets], dtype=np.int64)
+        fold = pd.Series(targets).map(self.fold_of_).fillna(-1).to_numpy(dtype=np.int64)
         stacked = {c: np.stack([fr[c].to_numpy(dtype=float) for fr in frames])
                    for c in ("probability", "linear_probability")}
         rows = np.arange(len(targets))
