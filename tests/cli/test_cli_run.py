@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 METHODS = list(REGISTRY)
 QUICK = {"esms": ["iterations=4", "rules_per_model=5"],
          "mln": ["T=3", "n_samples=300", "burn_in=50", "explainers=mln:m-explain,mln:i-explain,mln:lime"],
-         "plkb": ["explain_rows=10"]}
+         "plkb": ["explain_rows=10"],
+         "drm": ["folds=2", "max_draws=500", "max_epochs=40"]}  # ten trains cross-fit: one DRM per fold
 """Small --set overrides so the suite stays fast (a method not listed runs with its sample's defaults)."""
 
 pytestmark = pytest.mark.xdist_group("cli")
