@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from xcore.data.dataset import RelationalDataset
 from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator, Rows
 from xcore.drm.explain import LocalExplanation
 from xcore.methods.base import Explainer
+from xcore.runtime import Progress, scaled
 
 
 def unsupported(model: Any) -> str | None:
@@ -51,3 +52,17 @@ def local_of(model: DRMEstimator | CrossFittedDRM, target: str, data: Relational
     if id(own) not in fold_rows:
         fold_rows[id(own)] = own.rows(data)
     return own, own.local(target, data, rows=fold_rows[id(own)])
+
+
+def explained_locals(model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None, targets: list[str] | None,
+                     progress: Progress | None = None) -> Iterator[tuple[str, DRMEstimator, LocalExplanation]]:
+    """(target, the model that explains it, its local explanation) for each wanted target, in order, each
+    fold model's rows computed once; `progress` hears each target."""
+    model.check_fitted()
+    wanted, rows = wanted_targets(model, data, targets)
+    fold_rows: dict[int, Rows] = {}
+    report = scaled(progress, 0.0, 1.0)
+    for n, target in enumerate(wanted):
+        own, loc = local_of(model, target, data, rows, fold_rows)
+        yield target, own, loc
+        report((n + 1) / max(len(wanted), 1), f"explained {target}")

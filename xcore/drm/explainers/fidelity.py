@@ -7,10 +7,10 @@ from xcore.data.dataset import RelationalDataset
 from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, unfolded
-from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, local_of, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, explained_locals
 from xcore.drm.relevance import Relevance
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
-from xcore.runtime import Progress, scaled
+from xcore.runtime import Progress
 
 FIDELITY = "drm:fidelity"
 
@@ -32,15 +32,7 @@ class FidelityExplainer(NeighbourhoodExplainer):
     score_spec = FIDELITY_SCORE
     def explain(self, model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
-        model.check_fitted()
-        wanted, rows = wanted_targets(model, data, targets)
-        fold_rows: dict = {}
-        report = scaled(progress, 0.0, 1.0)
-        exps = []
-        for n, target in enumerate(wanted):
-            own, loc = local_of(model, target, data, rows, fold_rows)
-            exps.append(self.one(own, target, loc))
-            report((n + 1) / max(len(wanted), 1), f"explained {target}")
+        exps = [self.one(own, target, loc) for target, own, loc in explained_locals(model, data, targets, progress)]
         return self.finish(ExplanationSet(exps, method=self.name, meta={"hamming": model.settings.hamming}))
 
     def one(self, model: DRMEstimator, target: str, loc: LocalExplanation,

@@ -7,7 +7,7 @@ from xcore.data.dataset import RelationalDataset
 from xcore.drm.cross_fit import CrossFittedDRM
 from xcore.drm.estimator import DRMEstimator
 from xcore.drm.explain import LocalExplanation, clause_text, structured_text, unfolded
-from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, local_of, wanted_targets
+from xcore.drm.explainers.common import NeighbourhoodExplainer, definitions, explained_locals
 from xcore.drm.explainers.fidelity import FIDELITY_SCORE
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet
 from xcore.runtime import Progress
@@ -23,12 +23,8 @@ class StructuredExplainer(NeighbourhoodExplainer):
     score_spec = FIDELITY_SCORE
     def explain(self, model: DRMEstimator | CrossFittedDRM, data: RelationalDataset | None = None, targets: list[str] | None = None,
                 progress: Progress | None = None) -> ExplanationSet:
-        model.check_fitted()
-        wanted, rows = wanted_targets(model, data, targets)
-        fold_rows: dict = {}
         exps = []
-        for target in wanted:
-            own, loc = local_of(model, target, data, rows, fold_rows)
+        for target, own, loc in explained_locals(model, data, targets, progress):
             exps.append(Explanation(target=target, target_text=target, method=self.name,
                                     prediction=float(loc.prediction), prediction_kind="class",
                                     truth=None if loc.truth != loc.truth else float(loc.truth),
