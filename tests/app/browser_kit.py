@@ -104,18 +104,52 @@ def click_when_ready(locator, attempts: int = 4) -> None:
             time.sleep(2.0)
 
 
+DRAWN_JS = """
+() => {
+  if (document.querySelector('[data-stale="true"]')) return null;
+  if ([...document.querySelectorAll('[data-testid="stStatusWidget"]')].some(e => e.offsetParent !== null)) return null;
+  const shown = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(shown);
+  if (plots.some(p => !p.querySelector('.main-svg'))) return null;
+  const boxes = [...plots, ...document.querySelectorAll('.js-plotly-plot g.legend, [data-testid="stDataFrame"]')]
+    .filter(shown).map(el => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]
+      .map(Math.round).join(','); });
+  return document.querySelectorAll('[data-testid="stElementContainer"], .element-container').length + '|'
+    + boxes.join(';');
+}
+"""
+"""The page's drawn state, or null while it is not settled: a script pass still running (the "Running"
+indicator, elements of the previous pass marked stale) or a visible plotly figure without its svg. The
+state is the boxes of every visible figure, legend and table, so two equal readings mean nothing moved."""
+
+
+def wait_drawn(page, timeout: float = 120.0, quiet: float = 0.6) -> None:
+    """Wait until the page has settled and its figures and tables stopped moving (the same drawn state
+    `quiet` s apart): instead of a fixed sleep, as long as the drawing takes and no longer."""
+    deadline = time.time() + timeout
+    last, since = None, time.time()
+    while time.time() < deadline:
+        state = page.evaluate(DRAWN_JS)
+        if state is None or state != last:
+            last, since = state, time.time()
+        elif time.time() - since >= quiet:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the page did not settle within {timeout:.0f} s")
+
+
 def open_method_page(browser, url: str, path: str, load: str, run: str, shown: str, width: int = 1400,
-                     height: int = 1600, settle: float = 4.0):
-    """A method page opened directly, its sample loaded and a default run shown (plotly given `settle` s)."""
+                     height: int = 1600):
+    """A method page opened directly, its sample loaded and a default run shown and drawn."""
     page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
     page.goto(f"{url}/{path}", wait_until="domcontentloaded")
     click_when_ready(page.get_by_role("button", name=load).first)
     page.get_by_role("button", name=load).first.wait_for(state="detached", timeout=120_000)
-    time.sleep(1.0)  # a click during the sample's rerun is lost
+    wait_drawn(page)  # a click during the sample's rerun is lost
     click_when_ready(page.get_by_role("button", name=run, exact=True).first)
     page.get_by_text(shown).first.wait_for(timeout=300_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)  # an explanation computed after the metrics
-    time.sleep(settle)  # plotly finishes drawing
+    wait_drawn(page, timeout=300.0)
     return page
 
 
@@ -159,7 +193,7 @@ column pushed out of view is reported."""
 
 def problems_here(page, where: str) -> list[str]:
     page.mouse.move(5, 5)  # no hover: the toolbar as it sits when not in use (its box still counts)
-    time.sleep(1.5)
+    wait_drawn(page)
     return [f"{where}: {p}" for p in page.evaluate(MEASURE)]
 
 
@@ -170,14 +204,11 @@ def layout_problems(page, path: str) -> dict[int, list[str]]:
     for width in LAYOUT_WIDTHS:
         problems: list[str] = []
         page.set_viewport_size({"width": width, "height": 1600})
-        time.sleep(2.0)
         problems += problems_here(page, f"{path} at {width} px, first tab")
         for tab in LAYOUT_TABS:
             page.get_by_role("tab", name=tab).first.click()
-            time.sleep(2.5)
             problems += problems_here(page, f"{path} at {width} px, {tab}")
         page.get_by_role("tab").first.click()
-        time.sleep(1.0)
         found[width] = problems
     return found
 
@@ -221,12 +252,12 @@ def look_at_page(page, rec: PageRun) -> None:
                                 ("Model quality", "esms_quality", "Predicted against true values")):
             page.get_by_role("tab", name=tab).click()
             page.get_by_text(text).first.wait_for(timeout=60_000)
-            time.sleep(1.5)
+            wait_drawn(page)
             page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
             rec.shots[shot] = (SHOTS / f"{shot}.png").stat().st_size
             rec.exceptions += page.locator(".stException").count()
         page.get_by_role("tab").first.click()
-        time.sleep(1.0)
+        wait_drawn(page)
 
 
 def click_downloads(page, rec: PageRun) -> None:
@@ -235,7 +266,7 @@ def click_downloads(page, rec: PageRun) -> None:
     for tab, label in DOWNLOADS:
         if tab:
             page.get_by_role("tab", name=tab).first.click()
-            time.sleep(1.5)
+            wait_drawn(page)
         button = page.get_by_role("button", name=label).first
         button.wait_for(state="visible", timeout=60_000)
         for attempt in (1, 2):  # the first click, and a second one
@@ -263,7 +294,7 @@ def run_method_pages(url: str) -> dict[str, PageRun]:
                 rec = runs[path] = PageRun(path)
                 try:
                     # plotly needs longer to draw a tall page's many figures
-                    page = open_method_page(browser, url, path, load, run, shown, width=1400, height=4400, settle=6.0)
+                    page = open_method_page(browser, url, path, load, run, shown, width=1400, height=4400)
                     look_at_page(page, rec)
                     rec.layout = layout_problems(page, path)
                     rec.exceptions_after_layout = page.locator(".stException").count()
