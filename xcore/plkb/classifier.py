@@ -14,7 +14,7 @@ looking" or last one, otherwise the most frequent), shown as `positive_class_`.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -263,7 +263,7 @@ class PLKBClassifier(ClassifierMixin, BaseEstimator):
         res = decisive_features(self.reasoner_, codes, k, None, max_exhaustive, restarts, self.random_state)
         sub = np.full_like(codes, ABSENT)
         sub[list(res.features)] = codes[list(res.features)]
-        return PLKBExplanation(self, codes, res, self.driving_clauses(sub), target or "row")
+        return PLKBExplanation(self, codes, res, lambda: self.driving_clauses(sub), target or "row")
 
     def shapley(self, x: Any, exact_max: int = 12, n_permutations: int = 200) -> ShapleyResult:
         """Shapley values of this classifier for one row (partial queries as the value function)."""
@@ -318,10 +318,10 @@ class PLKBExplanation:
     """One row's k-feature explanation: the decisive sub-query, its candidates and clauses."""
 
     def __init__(self, clf: PLKBClassifier, codes: np.ndarray, result: DecisiveResult,
-                 clauses: pd.DataFrame, target: str) -> None:
+                 clauses: pd.DataFrame | Callable[[], pd.DataFrame], target: str) -> None:
         self.codes = codes
         self.result = result
-        self.clauses = clauses
+        self._clauses = clauses
         self.target = target
         dom = clf.domain_
         query = dom.decode(codes)
@@ -335,6 +335,13 @@ class PLKBExplanation:
     @property
     def candidates(self) -> pd.DataFrame:
         return self.result.candidates
+
+    @property
+    def clauses(self) -> pd.DataFrame:
+        """The winning sub-query's clauses (solved on first use: a k search that tries several k needs only the last)."""
+        if callable(self._clauses):
+            self._clauses = self._clauses()
+        return self._clauses
 
     @property
     def interval(self):
