@@ -102,8 +102,10 @@ def test_a_cluster_restart_mid_search_resubmits_the_lost_tasks(data, local, clie
         if "evaluated" in message and not restarted:
             # every worker restarts: queued tasks and the scattered blocks are lost. Not waiting for the
             # workers here: on a loaded machine one took over 120 s to come back, and the search itself
-            # must wait for them (its resubmitted tasks run when they are back)
-            client.restart(wait_for_workers=False)
+            # must wait for them (its resubmitted tasks run when they are back). A worker that does not shut
+            # down within the restart's timeout is removed for good, not restarted (Dask's
+            # `Scheduler.restart_workers`): its default 30 s is too short on a loaded machine
+            client.restart(timeout=240, wait_for_workers=False)
             restarted.append(message)
 
     remote = search(client).fit(*data, progress=restart_after_first)
