@@ -3,6 +3,8 @@ a store in a temporary directory."""
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from xcore.explain.types import Explanation, ExplanationItem, ExplanationSet, ScoreSpec
@@ -47,6 +49,13 @@ def make_run(method: str = "mln", explainers: tuple[str, ...] = ("mln:i-explain"
 
 def make_study(study_id: str = "s1", design: str = "between", n_items: int = 6, seed: int = 7,
                attention_every: int = 3, conditions: int = 2):
+    """The toy study (a deep copy of one built once per set of arguments: rendering its screens' figures
+    takes seconds, and the study is a pure function of the arguments)."""
+    return _built_study(study_id, design, n_items, seed, attention_every, conditions).model_copy(deep=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _built_study(study_id: str, design: str, n_items: int, seed: int, attention_every: int, conditions: int):
     run = make_run(explainers=("mln:i-explain", "lime", "shap")[:conditions])
     sources = [ConditionSource("toy run", run, name) for name in run.explanations]
     targets = pick_items(sources, n_items, "random", seed=seed)

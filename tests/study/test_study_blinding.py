@@ -17,6 +17,8 @@ from xcore.methods import REGISTRY, Run
 from xcore.study import ConditionSource, build_study
 from xcore.study.definition import iexplain_feature_usefulness, top_reason_usefulness
 
+pytestmark = pytest.mark.xdist_group("study-blinding")  # one worker: the module fixtures are built once
+
 TARGETS = ("positive(r01)", "positive(r02)")
 RELATIONAL_KINDS = ("ground_rule", "ground_formula", "rule", "feature_clause")
 WORD_KINDS = ("word", "feature", "feature_set")

@@ -14,7 +14,7 @@ from xcore.drm.runs import default_settings, run
 from xcore.drm.trains import generate_trains
 from xcore.methods.driver import with_settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("drm-cross-fit")]  # one worker: the module fixture is fitted once
 
 
 @pytest.fixture(scope="module")

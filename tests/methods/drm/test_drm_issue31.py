@@ -17,6 +17,8 @@ from xcore.drm.runs import default_settings, run
 from xcore.drm.trains import generate_trains
 from xcore.logic.terms import Var
 
+pytestmark = pytest.mark.xdist_group("drm-issue31")  # one worker: the module fixtures are built once
+
 A, B, C = Var("A"), Var("B"), Var("C")
 SHORT_CLOSED = Clause(Lit("eastbound", (A,)), (Lit("has_car", (A, B)), Lit("short", (B,)), Lit("closed", (B,))))
 CIRCLE_ANY_COUNT = Clause(Lit("eastbound", (A,)), (Lit("has_car", (A, B)), Lit("load", (B, "circle", C))))

@@ -13,7 +13,7 @@ from xcore.methods.registry import REGISTRY
 from xcore.nlil.graph import kb_from_dataset
 from xcore.nlil.transfer import aligned_kb, same_facts
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("mnlil-new-data")]  # one worker: the module fixture is fitted once
 
 
 def renamed(ds, prefix: str):
