@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from xcore.cli import main
 from xcore.data import load
 from xcore.errors import ConfigError, DataError
 from xcore.methods import REGISTRY, Run
@@ -121,25 +122,36 @@ def test_bad_data_file_exits_2_with_the_apps_message(tmp_path):
     assert missing.returncode == 2 and "nope.csv: no such file or folder" in missing.stderr
 
 
-def test_bad_settings_exit_2_naming_the_field(tmp_path):
+def in_process(capsys, *args: str) -> tuple[int, str]:
+    """(exit code, stderr) of the command line's `main` run in this process: the same code path as the
+    process (`python -m xcore` is `sys.exit(main())`) without a fresh interpreter's imports per case."""
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as e:  # argparse's usage errors
+        code = int(e.code or 0)
+    return code, capsys.readouterr().err
+
+
+def test_bad_settings_exit_2_naming_the_field(tmp_path, capsys):
     spec = REGISTRY["esms"]
     with pytest.raises(ConfigError) as info:  # what the page's guarded(Settings, ...) shows
         spec.settings_type.parse({"target": "rating", "gamma": "2"})
-    proc = xcore("run", "esms", "sample:lastfm_demo", "--set", "gamma=2", "-q")
+    proc = xcore("run", "esms", "sample:lastfm_demo", "--set", "gamma=2", "-q")  # a real process: its exit code
     assert proc.returncode == 2 and f"xcore: error: {info.value}" in proc.stderr
-    assert xcore("run", "esms", "sample:lastfm_demo", "--set", "no_such=1", "-q").stderr.startswith(
-        "xcore: error: no_such:")
+    code, err = in_process(capsys, "run", "esms", "sample:lastfm_demo", "--set", "no_such=1", "-q")
+    assert code == 2 and err.startswith("xcore: error: no_such:")
     cfg = tmp_path / "run.yaml"
     cfg.write_text("iterations: 4\nalpha: 7\n")
-    proc = xcore("run", "esms", "sample:lastfm_demo", "--config", str(cfg), "-q")
-    assert proc.returncode == 2 and "alpha:" in proc.stderr and str(cfg) in proc.stderr
+    code, err = in_process(capsys, "run", "esms", "sample:lastfm_demo", "--config", str(cfg), "-q")
+    assert code == 2 and "alpha:" in err and str(cfg) in err
     cfg.write_text("iterations: 4\nalpha: [0.1\n")
-    proc = xcore("run", "esms", "sample:lastfm_demo", "--config", str(cfg), "-q")
-    assert proc.returncode == 2 and f"{cfg}, line 3: invalid YAML" in proc.stderr
+    code, err = in_process(capsys, "run", "esms", "sample:lastfm_demo", "--config", str(cfg), "-q")
+    assert code == 2 and f"{cfg}, line 3: invalid YAML" in err
     for args in (("run", "nope", "sample:lastfm_demo"), ("run", "esms", "sample:nope"),
                  ("explain", str(cfg), "x"), ("run", "esms", "sample:lastfm_demo", "--set", "gamma")):
-        proc = xcore(*args, "-q") if args[0] == "run" else xcore(*args)
-        assert proc.returncode == 2 and proc.stderr.startswith("xcore: error:"), (args, proc.stderr)
+        code, err = in_process(capsys, *args, *(("-q",) if args[0] == "run" else ()))
+        assert code == 2 and err.startswith("xcore: error:"), (args, err)
 
 
 def test_yaml_config_and_set_go_through_the_settings_class(tmp_path):
