@@ -63,10 +63,29 @@ def threshold_facts(values: pd.Series, cuts: int = 10) -> tuple[pd.DataFrame, pd
     return frame(v <= ts[None, :]), frame(v >= ts[None, :])
 
 
+def charge_facts(atm: list[tuple[str, ...]], cuts: int) -> dict[str, pd.DataFrame]:
+    """``charge_at_most(atom, t)`` / ``charge_at_least(atom, t)`` rows for the `cuts`-quantile cut points t
+    of the atoms' partial charges (the fifth argument of ``atm``; label-free): Aleph's ``lteq(+charge, #t)``
+    / ``gteq(+charge, #t)`` on ``atm(+drug,-atomid,#element,#int,-charge)`` written as facts."""
+    charge = pd.Series([float(r[4]) for r in atm], index=[r[1] for r in atm])
+    at_most, at_least = threshold_facts(charge[~charge.index.duplicated()], cuts)
+    return {"charge_at_most": at_most, "charge_at_least": at_least}
+
+
+def add_charges(schema: list[Predicate], tables: dict[str, dict[str, pd.DataFrame]], atm: list[tuple[str, ...]],
+                cuts: int) -> None:
+    """Add the atoms' charge threshold predicates (`charge_facts`) to a loader's schema and tables."""
+    for name, part in charge_facts(atm, cuts).items():
+        side = name.removeprefix("charge_").replace("_", " ")
+        schema.append(Predicate(name, 2, ("atomid", "charge"),
+                                description=f"the atom's partial charge is {side} the constant"))
+        tables[name] = obs_table(part, 2)
+
+
 def load_mutagenesis(folder: str | Path | None = None,
-                     numbers: Literal["quartiles", "thresholds"] = "quartiles") -> RelationalDataset:
+                     numbers: Literal["quartiles", "thresholds"] = "quartiles", charges: int = 0) -> RelationalDataset:
     """The 188 compounds with atoms, bonds, rings, lumo/logp (decile thresholds or quartile bins),
-    indicators, labels and folds."""
+    indicators, labels and folds; `charges` >= 2 adds the atoms' charge thresholds (`charge_facts`)."""
     root = Path(folder) if folder is not None else mutagenesis_folder()
     if not (root / "folds188").is_dir():
         raise DataError("no folds188/ folder here (expected the Mutagenesis 188 files)", file=str(root))
@@ -85,12 +104,15 @@ def load_mutagenesis(folder: str | Path | None = None,
     drugs = list(labels)
     keep = set(drugs)
     ab = read_facts(root / "atom_bond.pl")
-    atm = [r[:4] for r in ab.get("atm", []) if r[0] in keep]
+    atm5 = [r for r in ab.get("atm", []) if r[0] in keep]
+    atm = [r[:4] for r in atm5]
     bond = [r for r in ab.get("bond", []) if r[0] in keep]
     rings = read_facts(root / "ring_struc.pl")
     schema = [Predicate("atm", 4, ("drug", "atomid", "element", "atomtype")),
               Predicate("bond", 4, ("drug", "atomid", "atomid", "bondtype"))]
     tables: dict[str, dict[str, pd.DataFrame]] = {"atm": obs_table(atm, 4), "bond": obs_table(bond, 4)}
+    if charges >= 2:
+        add_charges(schema, tables, atm5, charges)
     for name in RINGS:
         rows = [r for r in rings.get(name, []) if r[0] in keep]
         if rows:
