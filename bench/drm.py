@@ -168,8 +168,11 @@ PAPER = {"Mutagenesis 188": dict(acc="DRM 0.91; OptILP 0.88", acc_v=0.91, h5=0.9
                                           nb="3 / 27", lits="1 / 3")}
 
 
+CHARGES: dict[str, int] = {}  # --charges K: the atoms' charge thresholds at K quantiles (0: none; default: the loaders')
+
+
 def mutagenesis(lines: list[str], draws: int) -> None:
-    ds = load_mutagenesis()
+    ds = load_mutagenesis(**CHARGES)
     chemistry(lines, ds, default_settings(ds).replace(max_draws=draws, explain_rows=1, distinct_inputs=True),
               ("cv_fold",), "the data's 10 folds")
 
@@ -179,7 +182,7 @@ def carcinogenesis(lines: list[str], draws: int) -> None:
     if not folder.exists():
         lines += ["Carcinogenesis: /work/shared is not available here.", ""]
         return
-    ds, relevance = load_carcinogenesis(folder)
+    ds, relevance = load_carcinogenesis(folder, **CHARGES)
     s = default_settings(ds).replace(max_draws=draws, relevance=relevance, explain_rows=1,
                                      distinct_inputs=True)
     chemistry(lines, ds, s, (), "seeded stratified 10 folds (the paper's splits are not published)")
@@ -334,9 +337,12 @@ def main() -> None:
     ap.add_argument("--explain-limit", type=int, default=0, help="explain a seeded sample of this many instances")
     ap.add_argument("--folds", type=int, default=0, help="run only the first this many folds (chemistry)")
     ap.add_argument("--skip-folds", type=int, default=0, help="skip this many folds first (chemistry)")
+    ap.add_argument("--charges", type=int, default=None,
+                    help="atom charge thresholds at this many quantiles (0: none; default: Mut188 10, Canc330 0)")
     args = ap.parse_args()
-    global EXPLAIN_LIMIT, FOLD_LIMIT, FOLD_START
+    global EXPLAIN_LIMIT, FOLD_LIMIT, FOLD_START, CHARGES
     EXPLAIN_LIMIT, FOLD_LIMIT, FOLD_START = args.explain_limit, args.folds, args.skip_folds
+    CHARGES = {} if args.charges is None else {"charges": args.charges}
     lines = [f"## {HEADING}", "",
              f"`python bench/drm.py --draws {args.draws}` on {machine()}; torch {torch.__version__} (CPU, one "
              f"thread per network), {time.strftime('%Y-%m-%d')}.", ""]

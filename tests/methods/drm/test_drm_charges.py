@@ -77,9 +77,9 @@ def test_planted_charge_rule_is_a_feature_only_with_charges(tmp_path):
 
 
 @pytest.mark.slow
-def test_charges_off_by_default_and_decile_cuts_on_the_bundled_atoms():
-    assert "charge_at_least" not in {p.name for p in load_mutagenesis().predicates}
-    ds = load_mutagenesis(charges=10)
+def test_charges_by_default_at_decile_cuts_on_the_bundled_atoms():
+    assert "charge_at_least" not in {p.name for p in load_mutagenesis(charges=0).predicates}
+    ds = load_mutagenesis()
     assert ds.predicate("charge_at_least").types == ("atomid", "charge")
     most, least = ds.observations("charge_at_most"), ds.observations("charge_at_least")
     assert most["a1"].nunique() == least["a1"].nunique() == 9  # nine decile cut points
