@@ -381,8 +381,10 @@ Notes on the gaps (the paper's feature sets, folds for Canc330 and network searc
   (0.883 against 0.884 on Mut188, feature seed 0; the section above), so the loss the previous
   session saw (0.874 against 0.895) was network-seed noise of about 0.01-0.03, not a wrong choice.
 - **Accuracy** against the paper: our features come from a mode language derived from the data
-  (`xcore.drm.problem.derive_language`); Aleph's `gteq`/`lteq` threshold rules and the partial
-  charges are not facts, so `atm` has no charge and Mut188's `lumo`/`logp` are quartile bins; the
+  (`xcore.drm.problem.derive_language`); Aleph's `gteq`/`lteq` threshold rules are not facts, so
+  Mut188's `lumo`/`logp` are quartile bins and the atoms' partial charges are threshold facts at the
+  decile cut points (`charge_at_least(atom, t)`; Mut188 by default since issue 31's fourth part, after
+  branch drm-mut-31's chemistry tables were measured; Canc330 without them); the
   2-D/3-D distance predicates are absent, and ring/group objects are only tested for existence (no
   predicate consumes their atoms). The linear model on the same inputs is the fair reference for
   the network. Canc330 uses seeded folds over the 337 labelled compounds, not the paper's splits.
