@@ -8,7 +8,7 @@ only; the test fold is scored once. Prints accuracy mean (sd over folds) per net
 the linear model on the chosen inputs, and the network part's CPU seconds.
 
     python bench/drm_chem.py mut|canc [--charges K] [--draws N] [--feature-seed S] [--net-seeds N]
-        [--hidden "32;64,32"] [--wd "0.001,0.01,0.03"] [--dropout P] [--lr "0.01"] [--epochs N]
+        [--hidden "32;64,32"] [--wd "0.001,0.01,0.03"] [--dropout P] [--lr "0.01"] [--epochs N] [--retrains R]
 """
 import argparse
 import os
@@ -41,6 +41,7 @@ ap.add_argument("--dropout", type=float, default=None)
 ap.add_argument("--epochs", type=int, default=None)
 ap.add_argument("--inner", type=int, default=None)
 ap.add_argument("--no-distinct", action="store_true")
+ap.add_argument("--retrains", type=int, default=1, help="retrain the chosen network from this many seeds (mean)")
 args = ap.parse_args()
 
 if args.data == "mut":
@@ -87,7 +88,7 @@ for ns in range(args.net_seeds):
         tr, te = folds != k, folds == k
         Xtr = X[tr]
         net = train_network(Xtr, y[tr], hidden, lrs, dropout, epochs, ns, wds, inner,
-                            column_sets=input_candidates(Xtr, not args.no_distinct))
+                            column_sets=input_candidates(Xtr, not args.no_distinct), retrains=args.retrains)
         cols = net.columns
         acc[k] = np.mean((net.proba(X[te][:, cols]) >= 0.5) == y[te])
         lin[k] = np.mean((fit_linear(Xtr[:, cols], y[tr]).proba(X[te][:, cols]) >= 0.5) == y[te])
