@@ -86,14 +86,8 @@ def add_charges(schema: list[Predicate], tables: dict[str, dict[str, pd.DataFram
         tables[name] = obs_table(part, 2)
 
 
-def load_mutagenesis(folder: str | Path | None = None,
-                     numbers: Literal["quartiles", "thresholds"] = "quartiles", charges: int = 10) -> RelationalDataset:
-    """The 188 compounds with atoms, bonds, rings, lumo/logp (decile thresholds or quartile bins),
-    indicators, labels and folds; `charges` >= 2 adds the atoms' charge thresholds at that many quantiles
-    (`charge_facts`; default deciles), 0 leaves the charges out."""
-    root = Path(folder) if folder is not None else mutagenesis_folder()
-    if not (root / "folds188").is_dir():
-        raise DataError("no folds188/ folder here (expected the Mutagenesis 188 files)", file=str(root))
+def read_folds(root: Path) -> tuple[dict[str, float], dict[str, int]]:
+    """Each compound's label (``active(d)`` 1, ``:- active(d)`` 0) and fold (0-9) from ``folds188/s1..s10.pl``."""
     labels: dict[str, float] = {}
     fold: dict[str, int] = {}
     for k in range(1, 11):
@@ -106,6 +100,18 @@ def load_mutagenesis(folder: str | Path | None = None,
             drug = term_text(goal.args[0])
             labels[drug] = 0.0 if c.directive is not None else 1.0
             fold[drug] = k - 1
+    return labels, fold
+
+
+def load_mutagenesis(folder: str | Path | None = None,
+                     numbers: Literal["quartiles", "thresholds"] = "quartiles", charges: int = 10) -> RelationalDataset:
+    """The 188 compounds with atoms, bonds, rings, lumo/logp (decile thresholds or quartile bins),
+    indicators, labels and folds; `charges` >= 2 adds the atoms' charge thresholds at that many quantiles
+    (`charge_facts`; default deciles), 0 leaves the charges out."""
+    root = Path(folder) if folder is not None else mutagenesis_folder()
+    if not (root / "folds188").is_dir():
+        raise DataError("no folds188/ folder here (expected the Mutagenesis 188 files)", file=str(root))
+    labels, fold = read_folds(root)
     drugs = list(labels)
     keep = set(drugs)
     ab = read_facts(root / "atom_bond.pl")
