@@ -105,6 +105,13 @@ def bounds(info: FieldInfo) -> tuple[float | None, float | None]:
     return low, high
 
 
+def open_bounds(info: FieldInfo) -> tuple[float | None, float | None]:
+    """Exclusive (gt, lt) limits of a numeric field: a kept value on such a limit cannot be shown."""
+    above = next((m.gt for m in info.metadata if isinstance(m, at.Gt)), None)
+    below = next((m.lt for m in info.metadata if isinstance(m, at.Lt)), None)
+    return above, below
+
+
 def max_length(info: FieldInfo) -> int | None:
     return next((m.max_length for m in info.metadata if isinstance(m, at.MaxLen)), None)
 
@@ -168,7 +175,9 @@ def _valid(raw: Any, info: FieldInfo, options: list | None) -> bool:
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
             return False
         low, high = bounds(info)
-        return (low is None or raw >= low) and (high is None or raw <= high)
+        above, below = open_bounds(info)
+        return ((low is None or raw >= low) and (high is None or raw <= high)
+                and (above is None or raw > above) and (below is None or raw < below))
     return True
 
 
@@ -215,6 +224,8 @@ def draw(container: Any, method: str, name: str, info: FieldInfo, layout: FormLa
     """One widget for one field, its state already in session state (no default passed)."""
     key = widget_key(method, name)
     kind, optional = base_type(info.annotation)
+    if key not in st.session_state:  # dropped since it was set: a widget without state shows its minimum
+        st.session_state[key] = _to_widget(values.get(name), info, options)
     label, help_text = label_of(name, info, layout), info.description
     if is_nested_number_tuple(kind):
         help_text = f"{help_text or ''} {NESTED_HELP}".strip()

@@ -148,3 +148,17 @@ def test_pages_are_views_that_draw_no_stray_text():
         body = ast.parse(path.read_text()).body
         stray = [n.lineno for n in body[1:] if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)]
         assert not stray, f"{path.name}: bare strings at lines {stray} would be drawn on the page"
+
+
+def test_a_kept_value_on_an_exclusive_limit_falls_back_to_the_default():
+    """A browser run once showed "Test share: Input should be greater than 0 (got 0.0)" under load: a
+    number widget drawn without its state shows its minimum, and 0.0 (the `gt` limit) was then kept as if
+    valid. A kept value the Settings refuse is replaced by the default before drawing, and the run starts."""
+    at = page("esms", load_sample("lastfm_demo"))
+    default = at.number_input(key="esms_test_fraction").value
+    assert default == ESMSSettings.model_fields["test_fraction"].default
+    for _ in range(2):
+        at.session_state["esms_test_fraction"] = 0.0
+        at.run()
+        assert at.number_input(key="esms_test_fraction").value == default
+        assert not [e.value for e in at.error if "Test share" in e.value]
