@@ -71,7 +71,8 @@ def charge_facts(atm: list[tuple[str, ...]], cuts: int) -> dict[str, pd.DataFram
     """``charge_at_most(atom, t)`` / ``charge_at_least(atom, t)`` rows for the `cuts`-quantile cut points t
     of the atoms' partial charges (the fifth argument of ``atm``; label-free): Aleph's ``lteq(+charge, #t)``
     / ``gteq(+charge, #t)`` on ``atm(+drug,-atomid,#element,#int,-charge)`` written as facts."""
-    charge = pd.Series([float(r[4]) for r in atm], index=[r[1] for r in atm])
+    rows = pd.DataFrame(atm).iloc[:, [1, 4]]
+    charge = pd.Series(rows[4].astype(float).to_numpy(), index=rows[1].to_numpy())
     at_most, at_least = threshold_facts(charge[~charge.index.duplicated()], cuts)
     return {"charge_at_most": at_most, "charge_at_least": at_least}
 
